@@ -1,0 +1,81 @@
+"Property tests for access patterns: every valid pattern reads what an explicit index computation says; every out-of-bounds one raises."
+import itertools
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from dwlit.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core, AccessPatternError, SimulatorError
+
+
+def explicit_addresses(pattern, offset):
+    "Enumerate addresses with plain Python loops: offset + sum(i_k * step_k), the NKI definition."
+    nums = [n for _, n in pattern]
+    out = np.empty(nums, dtype=np.int64)
+    for idx in itertools.product(*[range(n) for n in nums]):
+        out[idx] = offset + sum(i * s for i, (s, _) in zip(idx, pattern))
+    return out
+
+
+pairs = st.lists(st.tuples(st.integers(-6, 9), st.integers(1, 5)), min_size=1, max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(size=st.integers(1, 60), pattern=pairs, offset=st.integers(0, 70))
+def test_hbm_pattern_reads_exactly_the_indexed_elements(size, pattern, offset):
+    with use_core(NeuronCore()):
+        t = ndarray((size,), float32, buffer=hbm, name='h')
+    t.write(np.arange(size, dtype=np.float32))
+    addrs = explicit_addresses(pattern, offset)
+    if addrs.min() < 0 or addrs.max() >= size:
+        with pytest.raises(AccessPatternError, match="out of bounds"):
+            t.ap([list(p) for p in pattern], offset)
+        return
+    v = t.ap([list(p) for p in pattern], offset)
+    np.testing.assert_array_equal(v.numpy(), addrs.astype(np.float32))   # element value == its address
+    np.testing.assert_array_equal(v.addresses(), addrs)
+    assert np.shares_memory(v.array, t.storage)
+
+
+@settings(max_examples=300, deadline=None)
+@given(P=st.integers(1, 8), F=st.integers(1, 12), nparts=st.integers(1, 9),
+       free=st.lists(st.tuples(st.integers(-3, 6), st.integers(1, 6)), min_size=1, max_size=2),
+       p0=st.integers(0, 8), f0=st.integers(0, 13))
+def test_sbuf_pattern_stays_inside_partitions(P, F, nparts, free, p0, f0):
+    with use_core(NeuronCore()):
+        t = ndarray((P, F), float32, buffer=sbuf, name='s')
+        t.write(np.arange(P * F, dtype=np.float32).reshape(P, F))
+        pattern = [[F, nparts]] + [list(p) for p in free]
+        offset = p0 * F + f0
+        addrs = explicit_addresses(pattern, offset)
+        # valid iff the partitions exist and each partition's free walk stays within [0, F):
+        # the flat offset names partition offset // F, element offset % F
+        first_p, first_f = divmod(offset, F)
+        free_addrs = explicit_addresses([list(p) for p in free], first_f)
+        ok = first_p + nparts <= P and free_addrs.min() >= 0 and free_addrs.max() < F
+        if not ok:
+            with pytest.raises(AccessPatternError):
+                t.ap(pattern, offset)
+            return
+        v = t.ap(pattern, offset)
+        np.testing.assert_array_equal(v.numpy(), addrs.astype(np.float32))
+
+
+def test_error_names_tensor_pattern_offset_and_size():
+    with use_core(NeuronCore()):
+        t = ndarray((4, 12), float32, name='tile')
+        with pytest.raises(AccessPatternError) as e:
+            t.ap([[12, 5], [1, 12]], offset=0)
+    msg = str(e.value)
+    for part in ["'tile'", "[[12, 5], [1, 12]]", "offset=0", "0..59", "0..47"]:
+        assert part in msg, (part, msg)
+
+
+def test_errors_are_simulator_errors_and_value_errors():
+    assert issubclass(AccessPatternError, SimulatorError) and issubclass(SimulatorError, ValueError)
+
+
+@pytest.mark.parametrize("bad", [[], [[1]], [[1, 0]], [[1.5, 2]], "x"])
+def test_malformed_patterns_raise(bad):
+    with use_core(NeuronCore()):
+        t = ndarray((8,), float32, buffer=hbm)
+        with pytest.raises(AccessPatternError):
+            t.ap(bad)
