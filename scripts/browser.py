@@ -13,7 +13,11 @@ FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-
          '--disable-dev-shm-usage', '--window-size=1280,1600']
 
 
-def have_chromium() -> bool: return Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()
+def have_chromium() -> bool:
+    "Whether the browser tests can run; with DWLIT_REQUIRE_BROWSER set (CI), their absence is an error instead."
+    ok = Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()
+    if not ok and os.environ.get('DWLIT_REQUIRE_BROWSER'): raise RuntimeError(MISSING)
+    return ok
 
 
 class Chromium:

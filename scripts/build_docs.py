@@ -166,10 +166,13 @@ def write_sources():
 
 
 def sphinx_build():
-    "Render the Sphinx source folder into docs/."
-    if out.exists(): shutil.rmtree(out)
-    cmd = [sys.executable, '-m', 'sphinx', '-b', 'html', '-q', '-c', str(conf_dir), str(src), str(out)]
+    "Render the Sphinx source folder, then move the HTML to docs/ (MyST-NB keeps its scratch beside the output)."
+    html = work / 'html'
+    cmd = [sys.executable, '-m', 'sphinx', '-b', 'html', '-q', '-c', str(conf_dir), '-d', str(work / 'doctrees'),
+           str(src), str(html)]
     subprocess.run(cmd, check=True)
+    if out.exists(): shutil.rmtree(out)
+    shutil.copytree(html, out)
     (out / '.nojekyll').touch()
 
 

@@ -58,11 +58,16 @@ def wanted() -> dict:
     return {nbs / 'sidebar.yml': sidebar_yml(), index: nb_text(nb), root / 'README.md': readme_text(nb)}
 
 
+def stale(files: dict) -> list:
+    "The files whose text is not what it should be."
+    return [p for p, t in files.items() if not p.exists() or p.read_text() != t]
+
+
 if __name__ == '__main__':
     files = wanted()
     if '--check' in sys.argv:
-        stale = [str(p.relative_to(root)) for p, t in files.items() if not p.exists() or p.read_text() != t]
-        if stale: sys.exit(f"stale: {', '.join(stale)}: run python scripts/make_readme.py")
+        bad = [str(p.relative_to(root)) for p in stale(files)]
+        if bad: sys.exit(f"stale: {', '.join(bad)}: run python scripts/make_readme.py")
         print("README.md, nbs/index.ipynb's chapter list and nbs/sidebar.yml match nbs/")
     else:
         for p, t in files.items():

@@ -1,0 +1,134 @@
+"""A reader in JupyterLab: open a chapter, run all cells, move a widget slider, see the figure under it change.
+
+JupyterLab runs on 127.0.0.1 on a free port with a token and opens no browser of its own; headless Debian Chromium
+drives it. The notebook is a copy in a temporary folder (running it must not rewrite nbs/), and the server and its
+kernels are stopped whatever happens. The chapter is the first of CHAPTERS that exists and has a slider widget."""
+import json, os, secrets, signal, socket, subprocess, sys, time, urllib.request
+from pathlib import Path
+
+import pytest
+
+root = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(root / 'scripts'))
+from browser import Chromium, have_chromium, MISSING  # noqa: E402
+
+# kernel chapters first (their widgets drive a kernel run); the access-pattern explorer until they exist
+CHAPTERS = ['05_conv1d_kernels', '09_conv2d', '06_conv1d_dispatch', '02_access_patterns']
+WIDGET_MIME = 'application/vnd.jupyter.widget-view+json'
+artifacts = root / 'test-artifacts' / 'jupyterlab'
+
+
+def _has_widget(path):
+    nb = json.loads(path.read_text())
+    return any(WIDGET_MIME in o.get('data', {}) for c in nb['cells'] for o in c.get('outputs', []))
+
+
+def chapter():
+    return next(n for n in CHAPTERS if (root / 'nbs' / f'{n}.ipynb').exists() and _has_widget(root / 'nbs' / f'{n}.ipynb'))
+
+
+def _free_port():
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    "A JupyterLab server on 127.0.0.1 serving a copy of the chapter; yields (url, token, notebook name)."
+    if not have_chromium(): pytest.skip(MISSING)
+    name = chapter() + '.ipynb'
+    work = tmp_path / 'nbs'; work.mkdir()
+    (work / name).write_text((root / 'nbs' / name).read_text())
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, 'JUPYTER_CONFIG_DIR': str(tmp_path / 'config'), 'JUPYTER_RUNTIME_DIR': str(tmp_path / 'runtime'),
+           'JUPYTERLAB_SETTINGS_DIR': str(tmp_path / 'settings'), 'JUPYTERLAB_WORKSPACES_DIR': str(tmp_path / 'ws'),
+           'MPLBACKEND': 'module://matplotlib_inline.backend_inline'}
+    cmd = [sys.executable, '-m', 'jupyterlab', '--no-browser', '--ServerApp.ip=127.0.0.1', f'--ServerApp.port={port}',
+           '--ServerApp.port_retries=0', f'--IdentityProvider.token={token}', f'--ServerApp.root_dir={work}',
+           '--LabApp.expose_app_in_browser=True', '--LabApp.news_url=', '--ContentsManager.allow_hidden=False',
+           '--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate', '--LabApp.extension_manager=readonly']
+    if hasattr(os, 'geteuid') and os.geteuid() == 0: cmd.append('--allow-root')   # CI runs as root
+    # every cell in the page, not only those scrolled into view (JupyterLab 4 can window long notebooks)
+    tracker = tmp_path / 'settings' / '@jupyterlab' / 'notebook-extension' / 'tracker.jupyterlab-settings'
+    tracker.parent.mkdir(parents=True); tracker.write_text(json.dumps({'windowingMode': 'none'}))
+    news = tmp_path / 'settings' / '@jupyterlab' / 'apputils-extension' / 'notification.jupyterlab-settings'
+    news.parent.mkdir(parents=True); news.write_text(json.dumps({'fetchNews': 'false'}))   # no news pop-up
+    log = open(tmp_path / 'jupyterlab.log', 'w')
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f'http://127.0.0.1:{port}'
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f'{url}/api/status?token={token}', timeout=2) as r:
+                    if r.status == 200: break
+            except OSError: pass
+            assert proc.poll() is None, f"JupyterLab exited: {(tmp_path / 'jupyterlab.log').read_text()[-2000:]}"
+            assert time.time() < deadline, "JupyterLab did not answer within 90 s"
+            time.sleep(0.5)
+        yield url, token, name
+    finally:
+        proc.terminate()                                      # the server shuts its kernels down on SIGTERM
+        try: proc.wait(20)
+        except subprocess.TimeoutExpired: pass
+        try: os.killpg(proc.pid, signal.SIGKILL)              # anything of this server's left (its session only)
+        except ProcessLookupError: pass
+        proc.wait(); log.close()
+
+
+def _wait(driver, js, timeout, what):
+    "Poll a JavaScript expression until it is truthy; return its value."
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = driver.execute_script(js)
+        if v: return v
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+NB = "const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+IDLE = NB + " return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel && " \
+            "w.sessionContext.session.kernel.status === 'idle');"
+KERNEL_OR_DIALOG = IDLE.replace('return', "if (document.querySelector('.jp-Dialog .jp-mod-accept')) return true; return", 1)
+ERRORS = NB + """ const cells = w.content.model.cells, errs = [];
+    for (let i = 0; i < cells.length; i++) { const c = cells.get(i); if (c.type !== 'code') continue;
+        for (let j = 0; j < c.outputs.length; j++) { const o = c.outputs.get(j);
+            if (o.type === 'error') errs.push(`cell ${i}: ${o.toJSON().ename}: ${o.toJSON().evalue}`); } }
+    return errs;"""
+# the first widget (a slider with a figure under it) in the outputs: its image and its sliders
+FIGURE = """const box = Array.from(document.querySelectorAll('.jp-OutputArea-output .widget-slider'))
+        .map(s => s.closest('.jp-OutputArea-output'))[0];
+    if (!box) return null; const img = box.querySelector('img'); return img ? img.src : null;"""
+
+
+def test_slider_moves_the_figure(lab):
+    url, token, name = lab
+    with Chromium() as d:
+        d.set_window_size(1400, 1000)
+        d.get(f'{url}/lab/tree/{name}?token={token}')
+        # nbdev-clean leaves no kernelspec in the notebook, so JupyterLab asks which kernel: accept its default
+        _wait(d, KERNEL_OR_DIALOG, 120, "the notebook to open")
+        d.execute_script("const b = document.querySelector('.jp-Dialog .jp-mod-accept'); if (b) b.click();")
+        _wait(d, IDLE, 120, "the notebook's kernel to start")
+        d.set_script_timeout(300)
+        ok = d.execute_async_script("""const done = arguments[arguments.length - 1];
+            window.jupyterapp.commands.execute('notebook:run-all-cells').then(r => done(r), e => done(String(e)));""")
+        assert ok is True, f"run all cells: {ok}"
+        _wait(d, IDLE, 60, "the kernel to be idle after running all cells")
+        errors = d.execute_script(ERRORS)
+        assert not errors, f"{name}: cells raised: {errors}"
+        before = _wait(d, FIGURE, 30, "a slider widget with a figure")
+        artifacts.mkdir(parents=True, exist_ok=True)
+        handle = d.execute_script("""const s = Array.from(document.querySelectorAll('.jp-OutputArea-output .widget-slider'))[0];
+            const box = s.closest('.jp-OutputArea-output'); box.scrollIntoView();
+            return box.querySelector('.noUi-handle');""")
+        label = d.execute_script("return arguments[0].closest('.widget-slider').querySelector('.widget-label').textContent", handle)
+        lo, now = (float(handle.get_attribute(a)) for a in ('aria-valuemin', 'aria-valuenow'))
+        d.save_screenshot(str(artifacts / f'{Path(name).stem}_before_slider.png'))
+        handle.click()
+        handle.send_keys('\ue012' if now > lo else '\ue014')   # ArrowLeft, or ArrowRight at the minimum: one step
+        moved = float(handle.get_attribute('aria-valuenow'))
+        assert moved != now, f"slider '{label}' did not move (still {now})"
+        after = _wait(d, f"const src = (() => {{ {FIGURE} }})(); return src && src !== arguments[0] ? src : null;".replace(
+            'arguments[0]', json.dumps(before)), 60, f"the figure to change after slider '{label}' moved {now} -> {moved}")
+        assert after != before
+        d.save_screenshot(str(artifacts / f'{Path(name).stem}_after_slider.png'))

@@ -1,0 +1,50 @@
+"""README.md, the index's chapter list and the sidebar are generated from nbs/ (scripts/make_readme.py)."""
+import json, re, subprocess, sys
+from pathlib import Path
+
+root = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(root / 'scripts'))
+import make_readme  # noqa: E402
+from chapters import chapters, sidebar_yml  # noqa: E402
+
+
+def test_readme_index_and_sidebar_match_nbs():
+    r = subprocess.run([sys.executable, 'scripts/make_readme.py', '--check'], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+def test_the_check_fails_on_a_stale_readme(tmp_path):
+    "The check can fail: a README edited by hand is reported stale."
+    want = make_readme.wanted()[root / 'README.md']
+    fake = tmp_path / 'README.md'
+    fake.write_text(want.replace('bash scripts/test', 'pytest', 1))
+    assert make_readme.stale({fake: want}) == [fake]
+    fake.write_text(want)
+    assert make_readme.stale({fake: want}) == []
+
+
+def test_readme_starts_with_the_two_commands():
+    blocks = re.findall(r'```sh\n(.*?)\n```', (root / 'README.md').read_text(), re.S)
+    assert blocks[:2] == ['python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/dwlit tour',
+                          'bash scripts/test']
+
+
+def test_every_chapter_is_in_sidebar_and_index_in_order():
+    chs = chapters()
+    side = (root / 'nbs' / 'sidebar.yml').read_text()
+    assert [l.strip()[2:] for l in side.splitlines() if re.match(r'\s+- \d\d_', l)] == [c['file'] for c in chs]
+    idx = ''.join(''.join(c['source']) for c in json.loads((root / 'nbs' / 'index.ipynb').read_text())['cells'])
+    assert re.findall(r'\]\((\d\d_\w+\.ipynb)\)', idx) == [c['file'] for c in chs]
+    assert sidebar_yml() == side
+
+
+def test_a_new_chapter_joins_the_sidebar(tmp_path):
+    "Chapters come from the file names: a new notebook appears in its section, in order."
+    for name, title in [('01_a.ipynb', 'A'), ('05_b.ipynb', 'B'), ('04_c.ipynb', 'C')]:
+        (tmp_path / name).write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'source': f'# {title}\n\n> about {title}'}]}))
+    (tmp_path / 'index.ipynb').write_text('{}'); (tmp_path / '_private.ipynb').write_text('{}')
+    chs = chapters(tmp_path)
+    assert [(c['file'], c['title'], c['description']) for c in chs] == [
+        ('01_a.ipynb', 'A', 'about A'), ('04_c.ipynb', 'C', 'about C'), ('05_b.ipynb', 'B', 'about B')]
+    yml = sidebar_yml(chs)
+    assert yml.index('01_a') < yml.index('Depthwise convolution in 1D') < yml.index('04_c') < yml.index('05_b')
