@@ -59,8 +59,8 @@ def stage_nbs():
             if extra: cells.append(extra); fixed += 1
             cells.append(c)
         if fixed:
-            print(f"WARNING {f.name}: {fixed} cell(s) mix imports with other code, which makes nbdev-proc-nbs (and "
-                  f"nbdev-docs) run them; staged with their imports split off (nbdev FAQ). Fix in nbs/{f.name}.")
+            print(f"note {f.name}: {fixed} cell(s) mix imports with other code; nbdev-proc-nbs (and nbdev-docs) runs such "
+                  f"cells whole and stops if one fails, so they are staged with their imports split off (nbdev FAQ)")
             nb['cells'] = cells
             f.write_text(json.dumps(nb, indent=1))
 
@@ -72,6 +72,7 @@ def run_proc_nbs():
     proc_nbs(path=str(stage), force=True, n_workers=2)
 
 
+_re_cdn_css = re.compile(r'<link[^>]+href="https?://[^"]*font-awesome[^"]*"[^>]*>\s*')
 _re_dir = re.compile(r'^#\|\s*([\w-]+)\s*:?\s*(.*?)\s*$')
 
 
@@ -91,6 +92,8 @@ def cell_for_sphinx(cell):
         data = o.get('data', {})
         if WIDGET_MIME in data:
             o = {'output_type': 'display_data', 'metadata': {}, 'data': {'text/markdown': WIDGET_NOTE}}
+        elif 'text/html' in data:       # matplotlib's jshtml links Font Awesome from a CDN: styles.css draws its icons
+            data['text/html'] = _re_cdn_css.sub('', ''.join(data['text/html']))
         elif 'text/markdown' in data:   # show_doc starts with a rule, which docutils allows only between sections
             data['text/markdown'] = re.sub(r'^\s*---\s*\n', '', ''.join(data['text/markdown']))
         outs.append(o)
@@ -176,9 +179,28 @@ def sphinx_build():
     (out / '.nojekyll').touch()
 
 
+_re_codelink = re.compile(r'(<a class="reference external" href=")([\w.-]+\.html)#([^"]+)("><code)')
+
+
+def unanchor_api_links():
+    "nbdev links every backticked name it knows; where the name has no API docs on its page (a private helper, a"
+    " method), point at the page itself rather than at a missing anchor. Prints each one."
+    ids = {p.name: set(re.findall(r'\bid="([^"]+)"', p.read_text())) for p in out.glob('*.html')}
+    for p in sorted(out.glob('*.html')):
+        dropped = []
+        def fix(m):
+            page, frag = m.group(2), m.group(3)
+            if page not in ids or frag in ids[page]: return m.group(0)
+            dropped.append(f"{page}#{frag}"); return m.group(1) + page + m.group(4)
+        text = _re_codelink.sub(fix, p.read_text())
+        if dropped:
+            p.write_text(text)
+            print(f"note {p.name}: no API docs for {', '.join(sorted(set(dropped)))}: linked to the page instead")
+
+
 def main():
     t0 = time.time()
-    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build()
+    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build(); unanchor_api_links()
     pages = sorted(p.name for p in out.glob('*.html') if p.name not in ('genindex.html', 'search.html'))
     print(f"built {out} in {time.time() - t0:.0f} s: {len(pages)} pages ({', '.join(pages)})")
 
