@@ -135,3 +135,34 @@ def test_schedule_invariants(plan, target):
     for x in s.slots:                                     # nothing starts before the instruction it waits for ends
         if x.waits_for is not None:
             assert x.start_ns == pytest.approx(s.slots[x.waits_for].end_ns)
+
+
+from dwlit import simulate_kernel
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+
+
+@settings(max_examples=25, deadline=None)
+@given(N=st.integers(1, 2), C=st.integers(1, 300), W=st.integers(3, 700), W_f=st.integers(1, 9),
+       pad=st.tuples(st.integers(0, 2), st.integers(0, 2)), k=st.integers(1, 3), target=st.sampled_from(['trn1', 'trn2', 'trn3']))
+def test_real_1d_schedules_keep_their_rules(N, C, W, W_f, pad, k, target):
+    W_out = W + sum(pad) - W_f + 1
+    if W_out < 1: return
+    with trace() as tr:
+        simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, np.ones((N, C, 1, W), np.float32),
+                        np.ones((C, 1, 1, W_f), np.float32), ((0, 0), pad), out_shape=(N, C, 1, W_out), num_programs=k)
+    s = predict(tr, target)
+    check_schedule(s)
+    for pid in {i.program_id for i in tr.instructions}:          # each program's Vector work fits in the total
+        assert sum(x.cost.ns for x in s.slots if x.program_id == pid and x.engine == 'Vector') <= s.total_ns + 1e-6
+    first_compute = min(x.start_ns for x in s.slots if x.ins.op == 'tensor_tensor')
+    first_load_end = min(x.end_ns for x in s.slots if x.ins.op == 'dma_copy')
+    assert first_compute >= first_load_end - 1e-6                 # nothing is multiplied before data arrives
+
+
+@settings(max_examples=10, deadline=None)
+@given(C=st.integers(1, 140), H=st.integers(2, 6), W=st.integers(2, 8), N=st.integers(1, 2), kH=st.integers(1, 2), kW=st.integers(1, 3))
+def test_real_2d_schedules_keep_their_rules(C, H, W, N, kH, kW):
+    with trace() as tr:
+        conv2d_depthwise_f01b_o01i_bf01(np.ones((C, H, W, N), np.float32), np.ones((C, kH, kW, 1), np.float32), ((1, 0), (0, 1)))
+    check_schedule(predict(tr, 'trn2'))
