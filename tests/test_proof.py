@@ -102,3 +102,35 @@ def test_identity_matmul_contrast_errors():
         conv2d_depthwise_identity_matmul(img, np.ones((3, 2, 2, 1), np.float32))
     with pytest.raises(SimulatorError, match="float32 only"):
         conv2d_depthwise_identity_matmul(img.astype(np.float16), np.ones((2, 2, 2, 1), np.float16))
+
+
+from dwlit.proof import seed_correspondence, k_replication, SEED_COMPUTE_SITES
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.im2col import conv1d_dense_on_pe_array
+
+
+def test_dwlit_kernels_match_the_seed_table():
+    sites = isa_call_sites(conv1d_depthwise_bf01_oi01_bf01, conv2d_depthwise_f01b_o01i_bf01)
+    assert assert_no_pe_static(sites)
+    rows = seed_correspondence(sites)
+    assert [r[0] for r in rows] == ['L251', 'L276', 'L357', 'L381', 'L587', 'L594', 'L634', 'L641', 'L1015', 'L1046']
+    # a compute site without a seed counterpart, or a seed site without one of ours, fails
+    with pytest.raises(AssertionError, match="has no seed counterpart"):
+        seed_correspondence(sites + isa_call_sites(conv1d_dense_on_pe_array))
+    with pytest.raises(AssertionError, match="seed L1015 has 0 dwlit sites"):
+        seed_correspondence(isa_call_sites(conv1d_depthwise_bf01_oi01_bf01))
+    wrong = dict(SEED_COMPUTE_SITES, L276=('tensor_reduce', 'nl.add', '1'))
+    with pytest.raises(AssertionError, match="seed L276 is tensor_reduce"):
+        seed_correspondence(sites, wrong)
+
+
+@pytest.mark.parametrize("C,taps,r,passes", [(16, 8, 8, 1), (16, 9, 8, 2), (128, 9, 1, 9), (1, 3, 3, 1), (200, 5, 1, 10)])
+def test_k_replication_by_hand(C, taps, r, passes):
+    d = k_replication(C, taps)
+    assert (d['r'], d['passes']) == (r, passes)
+    assert d['rows_busy'] <= 128
+
+
+def test_k_replication_errors():
+    with pytest.raises(SimulatorError, match="taps must be an integer >= 1, got taps=0"): k_replication(4, 0)
