@@ -61,7 +61,7 @@ def make(N, C, W, W_f, dtype, seed):
     return img, filt
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_case())
 def test_entry_point_matches_correlate(case):
     N, C, W, W_f, pl, pr, W_out, dtype, k, seed = case
@@ -72,7 +72,7 @@ def test_entry_point_matches_correlate(case):
     check_close(y, img, filt, pl, pr, tol)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_case(max_chunks=6), st.sampled_from(['default', 'f_packing']))
 def test_each_kernel_matches_correlate_on_any_shape(case, which):
     "Either kernel, called directly, is right whatever the dispatcher would have chosen."

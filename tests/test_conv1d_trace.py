@@ -33,7 +33,7 @@ def run_traced(N, C, W, W_f, pad, W_out, k):
     return tr, y
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes())
 def test_trace_contract(s):
     N, C, W, W_f, pad, W_out, k = s
@@ -58,7 +58,7 @@ def test_trace_contract(s):
                 assert ins.free_elems <= F * W_f
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes())
 def test_spmd_sharding(s):
     "Which program does which tiles: contiguous blocks of div_ceil(tiles, k), idle programs issue nothing."
@@ -80,7 +80,7 @@ def test_spmd_sharding(s):
         assert owners == {(tiles - 1) // per_core}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes())
 def test_one_filter_dma_and_one_image_dma_per_batch_element(s):
     N, C, W, W_f, pad, W_out, k = s
@@ -101,7 +101,7 @@ def _peak(img, filter, padding, out_shape):
     peaks.append(current_core().sbuf.peak)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shapes(), st.sampled_from([np.float32, np.float16]))
 def test_sbuf_bytes_equals_allocator_peak(s, dt):
     N, C, W, W_f, pad, W_out, k = s
