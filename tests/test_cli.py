@@ -23,7 +23,7 @@ def test_tour_runs_every_kernel_and_all_match():
     for what in ('_default', '_f_packing', 'f01b_o01i_bf01', 'in_perm', 'bfloat16', 'dil=2,3'):
         assert any(what in l for l in kernels), f"no tour line covers {what}"
     for l in kernels:
-        assert 'Tensor 0' in l and 'peak SBUF' in l and 'max error' in l and 'instructions' in l
+        assert 'Tensor 0' in l and 'peak SBUF' in l and 'max error' in l and 'instructions' in l and 'us on trn1' in l
     assert lines[-1].startswith(f"{len(kernels)} of {len(kernels)} kernels match") and '0 PE-array' in lines[-1]
     assert r.stderr == ''            # no progress bar when stderr is not a terminal
 
@@ -41,6 +41,17 @@ def test_explain_conv1d_happy_path():
     assert 'tiles_per_core = div_ceil(2, 3) = 1' in out and '2        idle' in out
     assert '5 x 513, 1 x 435' in out and '48 tensor_tensor + 48 tensor_reduce' in out
     assert 'total 10,072 of 196,608 B' in out
+    assert 'predicted time on trn1:' in out and 'simulated run on zeros: 130 instructions' in out
+
+
+def test_explain_prediction_is_gated_and_can_be_forced_or_skipped():
+    big = ('explain', 'conv1d', '--shape', '64,1024,4096', '--programs', '2')
+    r = dwlit(*big)
+    assert r.returncode == 0 and 'not computed: the plan has 25,088 instructions' in r.stdout
+    r = dwlit('explain', 'conv1d', '--shape', '1,128,100', '--no-predict')
+    assert r.returncode == 0 and 'not computed (--no-predict)' in r.stdout
+    r = dwlit('explain', 'conv2d', '--shape', '1,8,6,6', '--predict', '--target', 'trn3')
+    assert r.returncode == 0 and 'predicted time on trn3' in r.stdout
 
 
 def test_explain_conv1d_short_row_dispatches_to_default():
@@ -90,6 +101,7 @@ def test_explain_conv2d_in_perm():
     (['explain', 'conv1d'], "the following arguments are required: --shape"),
     (['tour', '--progress', 'sometimes'], "invalid choice: 'sometimes'"),
     (['frobnicate'], "invalid choice: 'frobnicate'"),
+    (['explain', 'conv1d', '--shape', '1,8,100', '--predict', '--no-predict'], "not allowed with argument"),
     ([], "the following arguments are required"),
 ])
 def test_bad_arguments_one_line_status_2(args, says):
