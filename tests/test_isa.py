@@ -23,8 +23,8 @@ def sbuf_from(arr, dtype):
 
 
 def rounded(x, dtype):
-    "What storing `x` in `dtype` gives, back in fp32 (NumPy's own cast, independent of the simulator).
-    One rounding from x's own precision: float64 inputs are not rounded through float32 first."
+    """What storing `x` in `dtype` gives, back in fp32 (NumPy's own cast, independent of the simulator).
+    One rounding from x's own precision: float64 inputs are not rounded through float32 first."""
     return np.asarray(x).astype(dtype).astype(np.float32)
 
 
