@@ -1,0 +1,88 @@
+"""Dimension labels, layout conversion, the f01b gather pattern and the DVE transpose, against explicit indexing."""
+import itertools
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from dwlit import SimulatorError, trace
+from dwlit.memory import NeuronCore, use_core, ndarray, hbm, float32
+from dwlit.layouts import (parse_layout, parse_conv_labels, convert_layout, f01b_gather, tiled_dve_transpose_210,
+                           in_perm_label, contiguous_runs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), rank=st.integers(1, 3))
+def test_convert_matches_explicit_indexing(data, rank):
+    src = ''.join(data.draw(st.permutations(list('bf' + ''.join(map(str, range(rank)))))))
+    dst = ''.join(data.draw(st.permutations(list(src))))
+    sizes = {c: data.draw(st.integers(1, 3)) for c in src}
+    x = np.arange(int(np.prod([sizes[c] for c in src]))).reshape([sizes[c] for c in src])
+    y = convert_layout(x, src, dst)
+    assert y.shape == tuple(sizes[c] for c in dst)
+    for idx in itertools.product(*[range(sizes[c]) for c in src]):
+        named = dict(zip(src, idx))
+        assert y[tuple(named[c] for c in dst)] == x[idx]
+
+
+@pytest.mark.parametrize("labels,expect", [
+    ('bf01_oi01_bf01', ('bf01', 'oi01', 'bf01')),
+    ('f01b_o01i_bf01', ('f01b', 'o01i', 'bf01')),
+    ('b01f_01io->b01f', ('b01f', '01io', 'b01f')),
+    ('bf0_oi0_bf0', ('bf0', 'oi0', 'bf0')),
+])
+def test_parse(labels, expect):
+    L = parse_conv_labels(labels)
+    assert (L.input.label, L.filter.label, L.output.label) == expect
+    assert L.input.axis('f') == expect[0].index('f') and L.filter.axis('o') == expect[1].index('o')
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ('f01x_o01i_bf01', "letter 'x' is not allowed"), ('ff01_o01i_bf01', "appears more than once"),
+    ('f01_o01i_bf01', "batch axis 'b' is missing"), ('b01_o01i_bf01', "feature axis 'f' is missing"),
+    ('f02b_o02i_bf02', "digits 0..k-1"), ('fb_oi_fb', "digits 0..k-1"), ('bf0_oi01_bf01', "spatial ranks differ"),
+    ('f01b_o01i', "expected three labels"), ('a_b_c_d', "expected three labels"), ('f01b_oi01->', "non-empty"),
+    ('f01b_o01b_bf01', "letter 'b' is not allowed"), ('f01b_o0i_bf01', "spatial ranks differ"),
+])
+def test_malformed_labels(bad, msg):
+    with pytest.raises(SimulatorError, match=msg.replace('.', r'\.').replace('(', r'\(')):
+        parse_conv_labels(bad)
+
+
+@settings(max_examples=100, deadline=None)
+@given(C=st.integers(1, 6), H=st.integers(1, 5), W=st.integers(1, 5), N=st.integers(1, 4), data=st.data())
+def test_f01b_gather_reads_one_batch_element(C, H, W, N, data):
+    n = data.draw(st.integers(0, N - 1)); c0 = data.draw(st.integers(0, C - 1)); cc = data.draw(st.integers(1, C - c0))
+    r0 = data.draw(st.integers(0, H - 1)); rows = data.draw(st.integers(1, H - r0))
+    with use_core(NeuronCore()):
+        t = ndarray((C, H, W, N), float32, buffer=hbm, name='img')
+    x = np.arange(C * H * W * N, dtype=np.float32).reshape(C, H, W, N)
+    t.write(x)
+    v = t.ap(*f01b_gather(C, H, W, N, c0, cc, n, r0, rows))
+    np.testing.assert_array_equal(v.numpy(), x[c0:c0 + cc, r0:r0 + rows, :, n])
+    # with N > 1 every pixel is its own run (stride N); with N = 1 each channel's rows are one run, and
+    # consecutive channels join up when whole channels are read
+    assert contiguous_runs(v.addresses()) == (cc * rows * W if N > 1 else (1 if rows == H else cc))
+
+
+def test_contiguous_runs():
+    assert contiguous_runs(np.array([0, 1, 2, 5, 6, 9])) == 3
+    assert contiguous_runs(np.arange(10) * 2) == 10
+    assert contiguous_runs(np.array([], dtype=int)) == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(C=st.integers(1, 140), H=st.integers(1, 7), W=st.integers(1, 7), N=st.integers(1, 3), seed=st.integers(0, 99))
+def test_dve_transpose_210(C, H, W, N, seed):
+    x = np.random.default_rng(seed).standard_normal((C, H, W, N)).astype(np.float32)
+    fb10 = np.empty((C, N, W, H), np.float32)
+    for h, w, n in itertools.product(range(H), range(W), range(N)):
+        fb10[:, n, w, h] = x[:, h, w, n]
+    with trace() as tr:
+        y = tiled_dve_transpose_210(fb10)
+    np.testing.assert_array_equal(y, x)
+    assert 'Tensor' not in tr.engines() and tr.counts()['dve_transpose'] >= -(-C // 128)
+
+
+def test_in_perm_label():
+    assert in_perm_label((1, 0, 3, 2)) == 'fb10' and in_perm_label(None) == 'f01b'
+    with pytest.raises(SimulatorError, match="permutation"):
+        in_perm_label((0, 0, 1, 2))
