@@ -1,0 +1,175 @@
+"Property tests for the instructions: agreement with NumPy (fp32 arithmetic, all three dtypes), writes confined to the destination, capacity, SPMD."
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+import dwlit
+from dwlit import nl, nisa, trace, simulate_kernel, kernel, SimulatorError, AllocationError
+from dwlit.memory import NeuronCore, use_core, using_target
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+OPS = [(nl.multiply, np.multiply), (nl.add, np.add), (nl.subtract, np.subtract), (nl.maximum, np.maximum)]
+
+
+def fresh():
+    return use_core(NeuronCore())
+
+
+def sbuf_from(arr, dtype):
+    t = nl.ndarray(arr.shape, dtype, buffer=nl.sbuf, name='t')
+    t.write(arr)
+    return t
+
+
+def rounded(x, dtype):
+    """What storing `x` in `dtype` gives, back in fp32 (NumPy's own cast, independent of the simulator).
+    One rounding from x's own precision: float64 inputs are not rounded through float32 first."""
+    return np.asarray(x).astype(dtype).astype(np.float32)
+
+
+shapes = st.tuples(st.integers(1, 128), st.integers(1, 9), st.integers(1, 7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes, dt=st.sampled_from(DTYPES), op=st.sampled_from(OPS), seed=st.integers(0, 2**31))
+def test_tensor_tensor_matches_numpy_fp32(shape, dt, op, seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    with fresh():
+        ta, tb, tc = sbuf_from(a, dt), sbuf_from(b, dt), nl.ndarray(shape, dt, buffer=nl.sbuf)
+        nisa.tensor_tensor(tc, ta, tb, op[0])
+        expect = rounded(op[1](rounded(a, dt), rounded(b, dt)), dt)   # inputs as stored, fp32 op, one rounding
+        np.testing.assert_array_equal(tc.numpy().astype(np.float32), expect)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes, dt=st.sampled_from(DTYPES), ntrail=st.integers(1, 2), seed=st.integers(0, 2**31),
+       negate=st.booleans())
+def test_tensor_reduce_matches_numpy_fp32(shape, dt, ntrail, seed, negate):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    axes = (2,) if ntrail == 1 else (1, 2)
+    out_shape = (shape[0], shape[1]) if ntrail == 1 else (shape[0], 1)
+    with fresh():
+        ta, tr = sbuf_from(a, dt), nl.ndarray(out_shape, dt, buffer=nl.sbuf)
+        nisa.tensor_reduce(tr, nl.add, ta, axis=axes if ntrail == 2 else 2, negate=negate)
+        s = rounded(a, dt).astype(np.float64).sum(axis=axes).reshape(out_shape)
+        expect = (-s if negate else s)
+        # fp32 accumulation of at most 63 terms: compare at fp32 accuracy plus one rounding of the storage dtype
+        tol = {np.float32: 1e-5, np.float16: 1e-3, ml_dtypes.bfloat16: 8e-3}[dt]
+        np.testing.assert_allclose(tr.numpy().astype(np.float64), expect, rtol=tol, atol=tol * 8)
+
+
+# --- nothing is written outside the destination -------------------------------------------------------
+
+free_pairs = st.lists(st.tuples(st.integers(1, 5), st.integers(1, 4)), min_size=1, max_size=2)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(P=st.integers(1, 6), F=st.integers(1, 30), nparts=st.integers(1, 6), pairs=free_pairs,
+       p0=st.integers(0, 5), f0=st.integers(0, 29), which=st.sampled_from(['memset', 'tensor_tensor', 'dma_copy', 'tensor_reduce']))
+def test_instructions_write_only_their_destination(P, F, nparts, pairs, p0, f0, which):
+    with fresh():
+        big = nl.ndarray((P, F), np.float32, buffer=nl.sbuf, name='big')
+        sentinel = np.arange(P * F, dtype=np.float32).reshape(P, F) + 1000
+        big.write(sentinel)
+        try:
+            dst = big.ap([[F, nparts]] + [list(p) for p in pairs], offset=p0 * F + f0)
+        except SimulatorError:
+            return  # not a valid pattern (covered by the access-pattern tests)
+        addrs = dst.addresses().ravel()
+        if np.unique(addrs).size != addrs.size:
+            with pytest.raises(SimulatorError, match="more than once"):
+                nisa.memset(dst, 0.0)
+            return
+        shape = dst.shape
+        src = nl.ndarray(shape, np.float32, buffer=nl.sbuf, name='src')
+        src.write(np.full(shape, -7.0))
+        if which == 'memset': nisa.memset(dst, -7.0)
+        elif which == 'tensor_tensor': nisa.tensor_tensor(dst, src, src, nl.maximum)
+        elif which == 'dma_copy': nisa.dma_copy(dst, src)
+        else:
+            wide = nl.ndarray(shape + (3,), np.float32, buffer=nl.sbuf, name='wide')
+            wide.write(np.full(shape + (3,), -7.0 / 3))
+            nisa.tensor_reduce(dst, nl.add, wide, axis=len(shape))
+        after = big.numpy().ravel()
+        inside = np.zeros(P * F, bool); inside[addrs] = True
+        np.testing.assert_array_equal(after[~inside], sentinel.ravel()[~inside])   # untouched outside
+        np.testing.assert_allclose(after[inside], -7.0, rtol=1e-6)                 # written inside
+
+
+# --- capacity -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target,kib", [("trn1", 192), ("trn2", 224), ("trn3", 256)])
+def test_over_capacity_allocation_raises(target, kib):
+    with using_target(target), fresh() as core:
+        cap = kib * 1024 // 4
+        a = nl.ndarray((128, cap - 10), np.float32, buffer=nl.sbuf, name='a')
+        with pytest.raises(AllocationError, match=r"'b'.*needs 44 B per partition, but only 40 B"):
+            nl.ndarray((128, 11), np.float32, buffer=nl.sbuf, name='b')
+        b = nl.ndarray((128, 10), np.float32, buffer=nl.sbuf, name='b')   # exactly fills it
+        assert core.sbuf.used == core.sbuf.capacity == kib * 1024
+        del a, b
+
+
+def test_psum_capacity_is_16kib():
+    with fresh():
+        with pytest.raises(AllocationError, match="PSUM overflow"):
+            nl.ndarray((128, 4097), np.float32, buffer=nl.psum)
+
+
+# --- SPMD ---------------------------------------------------------------------------------------------
+
+def test_each_program_has_its_own_sbuf_and_shared_hbm_output():
+    @kernel
+    def write_pid(x):
+        out = nl.ndarray((4, 8), nl.float32, buffer=nl.shared_hbm)
+        # 150 KiB per partition: two programs sharing one SBUF could not both hold this
+        hog = nl.ndarray((128, 150 * 256), nl.float32, buffer=nl.sbuf)
+        t = nl.ndarray((1, 8), nl.float32, buffer=nl.sbuf)
+        nisa.memset(t, float(nl.program_id(0)))
+        nisa.dma_copy(out.ap([[8, 1], [1, 8]], offset=8 * nl.program_id(0)), t)
+        return out
+
+    with trace() as tr:
+        res = write_pid[4](np.zeros(1, np.float32))
+    np.testing.assert_array_equal(res, np.repeat(np.arange(4.0), 8).reshape(4, 8))
+    assert sorted({i.program_id for i in tr.instructions}) == [0, 1, 2, 3]
+    assert tr.counts() == {'memset': 4, 'dma_copy': 4}
+
+
+def test_simulate_kernel_rejects_bad_num_programs():
+    with pytest.raises(SimulatorError, match="num_programs must be an integer >= 1, got num_programs=0"):
+        simulate_kernel(lambda x: x, np.zeros(1, np.float32), num_programs=0)
+
+
+def test_new_allocations_are_nan_so_missing_memsets_show():
+    @kernel
+    def forgets_memset(x):
+        out = nl.ndarray((2, 3), nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(out, t)
+        return out
+    assert np.isnan(forgets_memset(np.zeros(1, np.float32))).all()
+
+
+def test_trace_records_op_engine_program():
+    with fresh():
+        a = nl.ndarray((4, 4), np.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.memset(a, 1.0)
+            nisa.tensor_tensor(a, a, a, nl.add)
+            p = nl.ndarray((4, 4), np.float32, buffer=nl.psum)
+            nisa.nc_matmul(p, a, a)
+    assert [(i.op, i.engine, i.program_id) for i in tr.instructions] == [
+        ('memset', 'Vector', 0), ('tensor_tensor', 'Vector', 0), ('nc_matmul', 'Tensor', 0)]
+    assert tr.counts() == {'memset': 1, 'tensor_tensor': 1, 'nc_matmul': 1}
+    np.testing.assert_array_equal(p.numpy(), np.full((4, 4), 16.0))  # a == 1 + 1 == 2; 2*2 summed over 4 partitions
+
+
+def test_public_api_names():
+    for name in ['nl', 'nisa', 'simulate_kernel', 'trace', 'SimulatorError', 'AccessPatternError', 'AllocationError']:
+        assert hasattr(dwlit, name), name
+    assert issubclass(dwlit.AllocationError, dwlit.SimulatorError)
+    assert issubclass(dwlit.SimulatorError, ValueError)
