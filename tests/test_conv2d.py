@@ -202,6 +202,8 @@ P = ((1, 1), (1, 1))
     (lambda: K(x, f, P, in_perm=(0, 1, 2, 3)), "in_perm must be None"),
     (lambda: K(np.zeros((1, 1, 20000, 1), np.float32), np.zeros((1, 1, 3, 1), np.float32), P),
      "image too wide for one SBUF partition"),
+    (lambda: K(np.zeros((1, 3, 9000, 1), np.float32), np.zeros((1, 1, 1, 1), np.float32), ((0, 0), (0, 0)),
+               in_perm=(1, 0, 3, 2)), "the fb10 -> f01b transpose"),
     (lambda: K(x, f.astype(np.float16), P), "same dtype"),
     (lambda: K(x[0], f, P), "img must be 4-D"),
     (lambda: K(x, f, P, bookkeeping='x'), "bookkeeping must be one of"),
