@@ -26,8 +26,9 @@ def title_and_description(path):
     nb = json.loads(Path(path).read_text())
     src = next(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'markdown')
     title = re.search(r'^#\s+(.+)$', src, re.M)
-    desc = re.search(r'^>\s*(.+)$', src, re.M)
-    return (title.group(1).strip() if title else Path(path).stem), (desc.group(1).strip() if desc else '')
+    desc = re.search(r'^>\s*(.+(?:\n>.*)*)', src, re.M)             # a quote may wrap over several '>' lines
+    desc = ' '.join(l.lstrip('>').strip() for l in desc.group(1).splitlines()) if desc else ''
+    return (title.group(1).strip() if title else Path(path).stem), desc.strip()
 
 
 def section_of(num: int) -> str:

@@ -41,7 +41,7 @@ def test_every_chapter_is_in_sidebar_and_index_in_order():
 def test_a_new_chapter_joins_the_sidebar(tmp_path):
     "Chapters come from the file names: a new notebook appears in its section, in order."
     for name, title in [('01_a.ipynb', 'A'), ('05_b.ipynb', 'B'), ('04_c.ipynb', 'C')]:
-        (tmp_path / name).write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'source': f'# {title}\n\n> about {title}'}]}))
+        (tmp_path / name).write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'source': f'# {title}\n\n> about\n> {title}'}]}))
     (tmp_path / 'index.ipynb').write_text('{}'); (tmp_path / '_private.ipynb').write_text('{}')
     chs = chapters(tmp_path)
     assert [(c['file'], c['title'], c['description']) for c in chs] == [
