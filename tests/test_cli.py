@@ -24,6 +24,7 @@ def test_tour_runs_every_kernel_and_all_match():
         assert any(what in l for l in kernels), f"no tour line covers {what}"
     for l in kernels:
         assert 'Tensor 0' in l and 'peak SBUF' in l and 'max error' in l and 'instructions' in l and 'us on trn1' in l
+        assert l.endswith('as planned')
     assert lines[-1].startswith(f"{len(kernels)} of {len(kernels)} kernels match") and '0 PE-array' in lines[-1]
     assert r.stderr == ''            # no progress bar when stderr is not a terminal
 
@@ -86,6 +87,7 @@ def test_explain_conv2d_in_perm():
     (['explain', 'conv1d', '--shape', 'a,b,c'], "--shape must be 3"),
     (['explain', 'conv1d', '--shape', '4,0,10'], "--shape values must be >= 1"),
     (['explain', 'conv1d', '--shape', '4,256,1000', '--padding', '-1'], "--padding values must be >= 0"),
+    (['explain', 'conv2d', '--shape', '1,1,100000000,8'], "--shape values must be <= 10,000,000"),
     (['explain', 'conv1d', '--shape', '4,256,1000', '--padding', '1,2,3'], "--padding must be 1 or 2"),
     (['explain', 'conv1d', '--shape', '1,8,100', '--filter', '600'], "W_f must be < 512"),
     (['explain', 'conv1d', '--shape', '1,8,2', '--filter', '5'], "W_out"),
