@@ -54,9 +54,10 @@ def per_instruction_overhead(n=3000):
         c = ndarray((1, 4), float32, buffer=sbuf, name='c')
         a.write(np.ones((1, 4))); b.write(np.ones((1, 4)))
         va, vb, vc = a.ap([[4, 1], [1, 1]]), b.ap([[4, 1], [1, 1]]), c.ap([[4, 1], [1, 1]])
+        va3 = a.ap([[4, 1], [1, 1], [1, 1]])
         out = {}
         for name, fn in [('tensor_tensor', lambda: nisa.tensor_tensor(vc, va, vb, nl.multiply)),
-                         ('tensor_reduce', lambda: nisa.tensor_reduce(vc, nl.add, a.ap([[4, 1], [1, 1], [1, 1]]), axis=2)),
+                         ('tensor_reduce', lambda: nisa.tensor_reduce(vc, nl.add, va3, axis=2)),
                          ('memset', lambda: nisa.memset(vc, 0)),
                          ('dma_copy', lambda: nisa.dma_copy(vc, va)),
                          ('.ap() (one view)', lambda: a.ap([[4, 1], [1, 1]], offset=1))]:
@@ -105,6 +106,14 @@ def main():
     fixed = sum(cnt * ov.get(op, ov['tensor_tensor']) for op, cnt in tr.counts().items())
     print(f"=> fixed overhead of this kernel's {n_ins} instructions ~ {fixed * 1e3:.0f} ms of {t_sim * 1e3:.0f} ms; "
           f"the rest is NumPy arithmetic on (128 x {plan.out_W}) operands")
+
+    # the one operation that dominates: tensor_reduce over a short trailing axis (the kernel's (128, out_W, 9) products)
+    v = np.random.default_rng(1).standard_normal((128, plan.out_W, KH * KW)).astype(np.float32)
+    t_red, _, _ = best_of(lambda: [np.add.reduce(v, axis=2) for _ in range(20)])
+    t_ein1, _, _ = best_of(lambda: [np.einsum('pwk->pw', v) for _ in range(20)])
+    print(f"\nNumPy reduce of one (128, {plan.out_W}, {KH * KW}) product over its last axis: np.add.reduce "
+          f"{t_red / 20 * 1e6:.0f} us, einsum {t_ein1 / 20 * 1e6:.0f} us; x {tr.counts()['tensor_reduce']} reduces = "
+          f"{t_red / 20 * tr.counts()['tensor_reduce'] * 1e3:.0f} ms vs {t_ein1 / 20 * tr.counts()['tensor_reduce'] * 1e3:.0f} ms")
 
     if '--profile' in sys.argv:
         import cProfile, pstats
