@@ -2,7 +2,7 @@
 
 JupyterLab runs on 127.0.0.1 on a free port with a token and opens no browser of its own; headless Debian Chromium
 drives it. The notebook is a copy in a temporary folder (running it must not rewrite nbs/), and the server and its
-kernels are stopped whatever happens. The chapter is the first of CHAPTERS that exists and has a slider widget.
+kernels are stopped whatever happens. The chapter and widget are the first entry of LAB that exists.
 The figure must change and must not come back blank (the share of drawn pixels is compared with the first figure)."""
 import json, os, secrets, signal, socket, subprocess, sys, time, urllib.request
 from pathlib import Path
@@ -13,10 +13,11 @@ root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
 from browser import Chromium, have_chromium, MISSING  # noqa: E402
 
-# The first of these that exists and has a slider widget. 04 (the virtual im2col of the kernels, its explorer over W,
-# W_f and padding) and 08 (the 2D kernel's H window) pass; 06's dispatch explorer redraws a blank figure in a live
-# JupyterLab (reported to the lead), so it is not the default. DWLIT_LAB_CHAPTERS=06_conv1d_dispatch runs it.
-CHAPTERS = os.environ.get('DWLIT_LAB_CHAPTERS', '04_virtual_im2col,08_dilation,02_access_patterns').split(',')
+# chapter:widget, the first whose notebook exists and has slider widgets. Default: chapter 06's SPMD tiles explorer
+# (widget 1: which program computes which channel tiles). Widget 0 of 06, the dispatch explorer, redraws a blank figure
+# in a live JupyterLab (reported to the lead): DWLIT_LAB=06_conv1d_dispatch:0 runs it and fails on that.
+LAB = [(c, int(w)) for c, w in (e.split(':') for e in
+       os.environ.get('DWLIT_LAB', '06_conv1d_dispatch:1,04_virtual_im2col:0,02_access_patterns:0').split(','))]
 WIDGET_MIME = 'application/vnd.jupyter.widget-view+json'
 artifacts = root / 'test-artifacts' / 'jupyterlab'
 
@@ -27,7 +28,12 @@ def _has_widget(path):
 
 
 def chapter():
-    return next(n for n in CHAPTERS if (root / 'nbs' / f'{n}.ipynb').exists() and _has_widget(root / 'nbs' / f'{n}.ipynb'))
+    "(notebook stem, index of its slider widget) to drive."
+    return next(((n, w) for n, w in LAB if (root / 'nbs' / f'{n}.ipynb').exists() and _has_widget(root / 'nbs' / f'{n}.ipynb')),
+                (None, 0))
+
+
+CHAPTER, WIDGET = chapter()
 
 
 def _free_port():
@@ -38,7 +44,8 @@ def _free_port():
 def lab(tmp_path):
     "A JupyterLab server on 127.0.0.1 serving a copy of the chapter; yields (url, token, notebook name)."
     if not have_chromium(): pytest.skip(MISSING)
-    name = chapter() + '.ipynb'
+    if CHAPTER is None: pytest.fail(f"none of the chapters {LAB} exists with a slider widget")
+    name = CHAPTER + '.ipynb'
     work = tmp_path / 'nbs'; work.mkdir()
     (work / name).write_text((root / 'nbs' / name).read_text())
     port, token = _free_port(), secrets.token_hex(16)
@@ -105,8 +112,9 @@ INK = """const img = new Image(); const done = arguments[arguments.length - 1];
     img.onerror = () => done(-1); img.src = arguments[0];"""   # share of pixels that are not (nearly) white
 
 # the first widget (a slider with a figure under it) in the outputs: its image and its sliders
-FIGURE = """const box = Array.from(document.querySelectorAll('.jp-OutputArea-output .widget-slider'))
-        .map(s => s.closest('.jp-OutputArea-output'))[0];
+BOX = """Array.from(new Set(Array.from(document.querySelectorAll('.jp-OutputArea-output .widget-slider'))
+        .map(s => s.closest('.jp-OutputArea-output'))))[""" + str(WIDGET) + "]"
+FIGURE = """const box = """ + BOX + """;
     if (!box) return null; const img = box.querySelector('img'); return img ? img.src : null;"""
 
 
@@ -128,8 +136,7 @@ def test_slider_moves_the_figure(lab):
         assert not errors, f"{name}: cells raised: {errors}"
         before = _wait(d, FIGURE, 30, "a slider widget with a figure")
         artifacts.mkdir(parents=True, exist_ok=True)
-        handle = d.execute_script("""const s = Array.from(document.querySelectorAll('.jp-OutputArea-output .widget-slider'))[0];
-            const box = s.closest('.jp-OutputArea-output'); box.scrollIntoView();
+        handle = d.execute_script("""const box = """ + BOX + """; box.scrollIntoView();
             return box.querySelector('.noUi-handle');""")
         label = d.execute_script("return arguments[0].closest('.widget-slider').querySelector('.widget-label').textContent", handle)
         lo, now = (float(handle.get_attribute(a)) for a in ('aria-valuemin', 'aria-valuenow'))
@@ -147,8 +154,7 @@ def test_slider_moves_the_figure(lab):
         # the new figure has rendered (decoded, non-zero size), then a screenshot for a human
         _wait(d, FIGURE.replace('return img ? img.src : null;', 'return img && img.complete && img.naturalWidth > 0;'),
               30, "the new figure to render")
-        d.execute_script("""const s = document.querySelectorAll('.jp-OutputArea-output .widget-slider')[0];
-            s.closest('.jp-OutputArea-output').scrollIntoView();""")
+        d.execute_script(BOX + ".scrollIntoView();")
         d.execute_async_script("const done = arguments[arguments.length - 1]; "
                                "requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 500)));")
         d.save_screenshot(str(artifacts / f'{Path(name).stem}_after_slider.png'))
