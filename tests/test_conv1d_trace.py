@@ -1,0 +1,139 @@
+"""The trace contract of the 1D depthwise path (seed: "canonical emit order", "The No-PE-Array Proof") and its SBUF need."""
+from collections import Counter
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from dwlit import simulate_kernel, trace, kernel, AllocationError, current_core, using_target
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
+
+
+def ceil(a, b): return -(-a // b)
+
+
+@st.composite
+def shapes(draw):
+    N = draw(st.integers(1, 3))
+    C = draw(st.one_of(st.integers(1, 520), st.sampled_from([128, 129, 256, 384, 512])))
+    W_f = draw(st.integers(1, 200))
+    pad = (draw(st.integers(0, 3)), draw(st.integers(0, 3)))
+    F = ceil(512, W_f)
+    W_out = draw(st.integers(max(1, sum(pad) - W_f + 2), F * 8))
+    W = W_out + W_f - 1 - sum(pad)
+    k = draw(st.integers(1, ceil(C, 128) + 2))
+    return N, C, W, W_f, pad, W_out, k
+
+
+def run_traced(N, C, W, W_f, pad, W_out, k):
+    img = np.ones((N, C, 1, W), np.float32)
+    filt = np.ones((C, 1, 1, W_f), np.float32)
+    with trace() as tr:
+        y = simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, img, filt, ((0, 0), pad), out_shape=(N, C, 1, W_out),
+                            num_programs=k)
+    return tr, y
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes())
+def test_trace_contract(s):
+    N, C, W, W_f, pad, W_out, k = s
+    tr, _ = run_traced(*s)
+    F = ceil(512, W_f)                       # flattend_input_img_f
+    tiles = ceil(C, 128)
+    chunks = ceil(W_out, F)
+    c = tr.counts()
+    assert 'nc_matmul' not in c and 'nc_transpose' not in c
+    assert set(tr.engines()) <= {'DMA', 'Vector'}
+    per = N * tiles * (1 if chunks == 1 else chunks)
+    assert c['tensor_tensor'] == per and c['tensor_reduce'] == per
+    for ins in tr.instructions:
+        if ins.op == 'tensor_tensor':
+            assert ins.attrs['op'] == 'multiply'
+        if ins.op == 'tensor_reduce':
+            assert ins.attrs == {'op': 'add', 'axis': 2}
+        if ins.op in ('tensor_tensor', 'tensor_reduce'):
+            if chunks == 1:
+                assert ins.free_elems == W_out * W_f          # default: the whole row at once
+            else:
+                assert ins.free_elems <= F * W_f
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes())
+def test_spmd_sharding(s):
+    "Which program does which tiles: contiguous blocks of div_ceil(tiles, k), idle programs issue nothing."
+    N, C, W, W_f, pad, W_out, k = s
+    tr, _ = run_traced(*s)
+    tiles = ceil(C, 128)
+    chunks = ceil(W_out, ceil(512, W_f))
+    per_tile = N * (1 if chunks == 1 else chunks)
+    per_core = ceil(tiles, k)
+    mults = Counter(i.program_id for i in tr.where(op='tensor_tensor'))
+    for p in range(k):
+        mine = max(0, min(tiles, (p + 1) * per_core) - p * per_core)
+        assert mults.get(p, 0) == mine * per_tile
+        if mine == 0:
+            assert not [i for i in tr.instructions if i.program_id == p]
+    # the partial tile's instructions (fewer than 128 partitions) come from the owner of the last tile only
+    if C % 128:
+        owners = {i.program_id for i in tr.where(op='tensor_tensor') if i.partitions == C % 128}
+        assert owners == {(tiles - 1) // per_core}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes())
+def test_one_filter_dma_and_one_image_dma_per_batch_element(s):
+    N, C, W, W_f, pad, W_out, k = s
+    tr, _ = run_traced(*s)
+    for p in {i.program_id for i in tr.instructions}:
+        dmas = [i for i in tr.where(op='dma_copy') if i.program_id == p]
+        parts = {i.dst.tensor for i in dmas if i.srcs[0].tensor == 'filter'}   # filter_full and/or filter_last
+        assert len([i for i in dmas if i.srcs[0].tensor == 'filter']) == len(parts)
+        assert len([i for i in dmas if i.srcs[0].tensor == 'img']) == N * len(parts)
+
+
+peaks = []
+
+
+@kernel
+def _peak(img, filter, padding, out_shape):
+    conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, out_shape=out_shape)
+    peaks.append(current_core().sbuf.peak)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shapes(), st.sampled_from([np.float32, np.float16]))
+def test_sbuf_bytes_equals_allocator_peak(s, dt):
+    N, C, W, W_f, pad, W_out, k = s
+    img = np.zeros((N, C, 1, W), dt)
+    filt = np.zeros((C, 1, 1, W_f), dt)
+    peaks.clear()
+    simulate_kernel(_peak, img, filt, ((0, 0), pad), (N, C, 1, W_out), num_programs=k)
+    tiles, per_core = ceil(C, 128), ceil(ceil(C, 128), k)
+    path = 'default' if ceil(W_out, ceil(512, W_f)) == 1 else 'f_packing'
+    expect = []
+    for p in range(k):
+        mine = max(0, min(tiles, (p + 1) * per_core) - p * per_core)
+        partial = bool(C % 128) and mine > 0 and (p + 1) * per_core >= tiles
+        need = conv1d_sbuf_bytes(path, N, W_f, W_out, W + sum(pad), mine - partial, partial, np.dtype(dt).itemsize)
+        expect.append(sum(need.values()))
+    assert peaks == expect
+
+
+def test_capacity_boundary_is_exact():
+    "At the largest W that fits, the call runs; one more element of W raises AllocationError with the numbers."
+    N, C, W_f = 1, 256, 3
+    with using_target('trn1'):
+        cap = 192 * 1024
+        def need(W): return sum(conv1d_sbuf_bytes('f_packing', N, W_f, W - W_f + 1, W, 2, False).values())
+        W = max(w for w in range(1000, 40000) if need(w) <= cap)
+        img = np.zeros((N, C, 1, W), np.float32); filt = np.zeros((C, 1, 1, W_f), np.float32)
+        conv1d_depthwise_bf01_oi01_bf01(img, filt, ((0, 0), (0, 0)), out_shape=(N, C, 1, W - W_f + 1))
+        img = np.zeros((N, C, 1, W + 1), np.float32)
+        with pytest.raises(AllocationError, match=rf"needs {need(W + 1)} B of SBUF per partition.*only {cap} B of {cap} B"):
+            conv1d_depthwise_bf01_oi01_bf01(img, filt, ((0, 0), (0, 0)), out_shape=(N, C, 1, W + 1 - W_f + 1))
+        # two programs, one tile each: fits again
+        y = conv1d_depthwise_bf01_oi01_bf01[2](img, filt, ((0, 0), (0, 0)), out_shape=(N, C, 1, W + 1 - W_f + 1))
+        assert y.shape == (N, C, 1, W - 1) and (y == 0).all()
+    with using_target('trn2'):          # the bigger SBUF of trn2 takes W + 1 on one program
+        conv1d_depthwise_bf01_oi01_bf01(img, filt, ((0, 0), (0, 0)), out_shape=(N, C, 1, W + 1 - W_f + 1))
