@@ -1,3 +1,10 @@
+"""Depthwise convolution on a simulated NeuronCore, rebuilt in literate notebooks: no PE array, just multiply and reduce.
+
+Modules:
+
+- `dwlit.cost`: A per-instruction cost model read from the trace, an engine timeline, and what they say about the ~512-wide vector step, Vector-engine utilisation and the hard-coded `dtype_size`.
+- `dwlit.proof`: The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and why depthwise has nothing to gain from the dense path's K-replication trick."""
+
 __version__ = "0.1.0"
 
 # The public API (see README): `from dwlit import nl, nisa`, `dwlit.simulate_kernel`, `dwlit.trace`, errors.
@@ -6,3 +13,10 @@ from .memory import (SimulatorError, AccessPatternError, AllocationError, Tensor
 from . import ap as _ap  # noqa: F401  (gives Tensor its .ap and slicing)
 from .ap import View, touch_counts
 from .isa import nl, nisa, trace, Trace, Instruction, simulate_kernel, kernel
+
+# The kernels and what plans them without running them (chapters 05-09), and the cost model (chapter 11).
+from .conv1d import conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_depthwise_bf01_oi01_bf01
+from .conv1d_plan import conv1d_plan
+from .conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
+from .layouts import parse_conv_labels, convert_layout
+from .cost import predict

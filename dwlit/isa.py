@@ -110,13 +110,8 @@ def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
     for tr in _traces: tr.instructions.append(ins)
 
 # %% ../nbs/03_instructions.ipynb #0525c28c
-def _is_view(x):
-    "A `View`; also one made by a re-run of chapter 02's cells in this process (nbdev-test reuses processes)."
-    t = type(x)
-    return t is View or isinstance(x, View) or (t.__name__ == 'View' and isinstance(getattr(x, 'tensor', None), Tensor))
-
 def _view(x, op, arg) -> View:
-    if _is_view(x): return x
+    if isinstance(x, View): return x
     if isinstance(x, Tensor): return full_view(x)
     raise SimulatorError(f"{op}: {arg} must be a simulated tensor or access pattern, got {type(x).__name__}")
 
@@ -332,7 +327,7 @@ class Launch:
         return t
 
 def _to_numpy(r):
-    if isinstance(r, Tensor) or _is_view(r): return r.numpy()
+    if isinstance(r, (Tensor, View)): return r.numpy()
     if isinstance(r, (tuple, list)): return type(r)(_to_numpy(x) for x in r)
     return r
 

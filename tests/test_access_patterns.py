@@ -79,3 +79,28 @@ def test_malformed_patterns_raise(bad):
         t = ndarray((8,), float32, buffer=hbm)
         with pytest.raises(AccessPatternError):
             t.ap(bad)
+
+
+def index_strategy(n):
+    "A basic index into an axis of length n: an int (negative allowed) or a slice with any step sign."
+    ints = st.integers(-n, n - 1)
+    bounds = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+    slices = st.builds(slice, bounds, bounds, st.one_of(st.none(), st.integers(-4, 4).filter(lambda k: k != 0)))
+    return st.one_of(ints, slices)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(1, 6), min_size=1, max_size=3))
+def test_hbm_slicing_matches_numpy(data, shape):
+    shape = tuple(shape)
+    idx = tuple(data.draw(index_strategy(n)) for n in shape)
+    with use_core(NeuronCore()):
+        t = ndarray(shape, float32, buffer=hbm, name='h')
+    ref = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    t.write(ref)
+    expect = ref[idx]
+    if expect.size == 0:                      # an empty selection is not a pattern (every num >= 1)
+        with pytest.raises(AccessPatternError):
+            t[idx]
+        return
+    np.testing.assert_array_equal(t[idx].numpy().ravel(), np.ravel(expect))
