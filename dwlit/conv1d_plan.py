@@ -68,15 +68,14 @@ def dispatch_explorer():
     s = dict(continuous_update=False)
     wo = W.IntSlider(171, min=1, max=4096, description='W_out', **s)
     wf = W.IntSlider(3, min=1, max=511, description='W_f', **s)
-    out = W.Output()
+    reason, out = W.HTML(), W.Output()
     def draw(*_):
+        reason.value = dispatch_decision(wo.value, wf.value).reason   # text in its own widget, the figure alone below
         out.clear_output(wait=True)
-        with out:
-            print(dispatch_decision(wo.value, wf.value).reason)
-            plot_dispatch(wo.value, wf.value); plt.tight_layout(); plt.show()
+        with out: plot_dispatch(wo.value, wf.value); plt.tight_layout(); plt.show()
     for x in (wo, wf): x.observe(draw, 'value')
     draw()
-    return W.VBox([W.HBox([wo, wf]), out])
+    return W.VBox([W.HBox([wo, wf]), reason, out])
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #0c7f3812
 @dataclass(frozen=True)

@@ -227,19 +227,19 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
              m=W.IntSlider(max_h_tile_size, 1, 12, description='max_h_tile_size', **s),
              step=W.IntSlider(0, 0, 20, description='tile', **s),
              bk=W.Dropdown(options=BOOKKEEPING, value='fixed', description='bookkeeping'))
-    out = W.Output()
+    info, out = W.HTML(), W.Output()   # text in its own widget, the figure alone in the Output
     def draw(*_):
         out.clear_output(wait=True)
-        with out:
-            args = (w['in_H'].value, w['k_H'].value, (w['H_l'].value, w['H_r'].value), w['dil_H_lhs'].value)
-            if calc_dilated_dimension(args[0], args[3]) + sum(args[2]) < args[1]: print('kernel taller than the dilated, padded image'); return
-            mh = max(min(args[0], w['m'].value), args[1])
-            n = len(h_window_plan(*args, mh, w['bk'].value)); w['step'].max = n - 1
-            draw_h_window(*args, mh, min(w['step'].value, n - 1), w['bk'].value); plt.tight_layout(); plt.show()
-            print('wrong output rows:', plan_errors(*args, mh, w['bk'].value) or 'none')
+        args = (w['in_H'].value, w['k_H'].value, (w['H_l'].value, w['H_r'].value), w['dil_H_lhs'].value)
+        if calc_dilated_dimension(args[0], args[3]) + sum(args[2]) < args[1]:
+            info.value = 'kernel taller than the dilated, padded image'; return
+        mh = max(min(args[0], w['m'].value), args[1])
+        n = len(h_window_plan(*args, mh, w['bk'].value)); w['step'].max = n - 1
+        info.value = f"wrong output rows: {plan_errors(*args, mh, w['bk'].value) or 'none'}"
+        with out: draw_h_window(*args, mh, min(w['step'].value, n - 1), w['bk'].value); plt.tight_layout(); plt.show()
     for v in w.values(): v.observe(draw, 'value')
     draw()
-    return W.VBox([W.HBox([w['in_H'], w['k_H'], w['dil_H_lhs']]), W.HBox([w['H_l'], w['H_r'], w['m']]), W.HBox([w['step'], w['bk']]), out])
+    return W.VBox([W.HBox([w['in_H'], w['k_H'], w['dil_H_lhs']]), W.HBox([w['H_l'], w['H_r'], w['m']]), W.HBox([w['step'], w['bk']]), info, out])
 
 def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=60):
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."

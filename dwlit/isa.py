@@ -395,12 +395,12 @@ def plot_trace(tr: Trace, ax=None, title=None):
 def trace_stepper(tr: Trace):
     "An ipywidgets slider that shows one instruction of `tr` at a time, with its place on the engine picture."
     import ipywidgets as W, matplotlib.pyplot as plt
-    out = W.Output()
+    import html
+    info, out = W.HTML(), W.Output()   # text in its own widget: a print before a figure in one Output blanks JupyterLab's redraw
     sl = W.IntSlider(0, min=0, max=max(len(tr) - 1, 0), description='instruction', continuous_update=False)
     def draw(*_):
+        info.value = f"<pre>{html.escape(str(tr.instructions[sl.value]))}</pre>"
         out.clear_output(wait=True)
-        with out:
-            ins = tr.instructions[sl.value]; print(ins)
-            ax = plot_trace(tr); ax.axvline(sl.value + 0.45, color='red'); plt.show()
+        with out: ax = plot_trace(tr); ax.axvline(sl.value + 0.45, color='red'); plt.show()
     sl.observe(draw, 'value'); draw()
-    return W.VBox([sl, out])
+    return W.VBox([sl, info, out])
