@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse, os, sys, time
 from dataclasses import dataclass, field
 import numpy as np
-from .memory import SimulatorError, NeuronCore, use_core, hbm_tensor, get_target, as_dtype, TARGETS
-from .isa import trace, Launch
+from .memory import SimulatorError, get_target, as_dtype, TARGETS
+from .isa import trace, simulate_kernel
 
 def predict(tr, target='trn1'):
     "Chapter 11's predicted schedule of a trace (imported when needed: dwlit.cost loads matplotlib, slow to start)."
@@ -83,16 +83,9 @@ class Run:
 
 def run_traced(kern, *args, num_programs=1, target=None, **kwargs) -> Run:
     "Run `kern` like `simulate_kernel`, once per program, keeping its trace and every program's SBUF peak."
-    fn, t0 = getattr(kern, 'func', kern), time.perf_counter()
-    args = [hbm_tensor(a, f'arg{i}') if isinstance(a, np.ndarray) else a for i, a in enumerate(args)]
-    launch, result, peaks = Launch(), None, []
-    with trace() as tr:
-        for pid in range(num_programs):
-            core = NeuronCore(target, pid, num_programs, launch)
-            with use_core(core): r = fn(*args, **kwargs)
-            peaks.append(core.sbuf.peak)
-            if result is None: result = r
-    return Run(result.numpy(), tr, peaks, get_target(target).sbuf_partition_bytes, time.perf_counter() - t0)
+    t0, cores = time.perf_counter(), []
+    with trace() as tr: y = simulate_kernel(kern, *args, num_programs=num_programs, target=target, cores=cores, **kwargs)
+    return Run(y, tr, [c.sbuf.peak for c in cores], get_target(target).sbuf_partition_bytes, time.perf_counter() - t0)
 
 # %% ../nbs/12_cli.ipynb #71b3a40a
 @dataclass

@@ -331,19 +331,26 @@ def _to_numpy(r):
     if isinstance(r, (tuple, list)): return type(r)(_to_numpy(x) for x in r)
     return r
 
-def simulate_kernel(kernel, *args, num_programs=1, target=None, **kwargs):
+def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
     "Run `kernel` once per program id on fresh cores sharing HBM; NumPy args become HBM tensors; returns NumPy."
+    # cores: a list to receive each program's NeuronCore, to read its SBUF/PSUM peaks after the run
     fn = getattr(kernel, 'func', kernel)
     if not isinstance(num_programs, (int, np.integer)) or isinstance(num_programs, bool) or num_programs < 1:
         raise SimulatorError(f"num_programs must be an integer >= 1, got num_programs={num_programs!r}")
-    try: bound = inspect.signature(fn).bind(*args, **kwargs)
+    sig = inspect.signature(fn)
+    try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{getattr(fn, '__name__', fn)}: {e}") from None
+    place = lambda v, name: hbm_tensor(v, name) if isinstance(v, np.ndarray) else v   # NumPy -> HBM, named
     for k, v in bound.arguments.items():
-        if isinstance(v, np.ndarray): bound.arguments[k] = hbm_tensor(v, k)
+        kind = sig.parameters[k].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL: bound.arguments[k] = tuple(place(x, f"{k}{i}") for i, x in enumerate(v))
+        elif kind is inspect.Parameter.VAR_KEYWORD: bound.arguments[k] = {n: place(x, n) for n, x in v.items()}
+        else: bound.arguments[k] = place(v, k)
     launch, result = Launch(), None
     for pid in range(int(num_programs)):
-        with use_core(NeuronCore(target, pid, int(num_programs), launch)):
-            r = fn(*bound.args, **bound.kwargs)
+        core = NeuronCore(target, pid, int(num_programs), launch)
+        with use_core(core): r = fn(*bound.args, **bound.kwargs)
+        if cores is not None: cores.append(core)
         if result is None: result = r
     return _to_numpy(result)
 

@@ -173,3 +173,16 @@ def test_public_api_names():
         assert hasattr(dwlit, name), name
     assert issubclass(dwlit.AllocationError, dwlit.SimulatorError)
     assert issubclass(dwlit.SimulatorError, ValueError)
+
+
+def test_simulate_kernel_hands_back_cores_and_places_varargs_in_hbm():
+    def copy_first(*arrays):
+        x = arrays[0]                                   # an HBM tensor, though it came in through *args
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(t, x); nisa.dma_copy(out, t)
+        return out
+    cores = []
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(simulate_kernel(copy_first, x, x, num_programs=2, cores=cores), x)
+    assert [(c.program_id, c.sbuf.peak) for c in cores] == [(0, 12), (1, 12)]   # 3 fp32 per partition each
