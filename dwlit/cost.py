@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 import numpy as np
-import matplotlib.pyplot as plt
 from .memory import SimulatorError, DTYPES
 from .isa import Trace, Instruction, ENGINES, PE_ARRAY
 
@@ -219,6 +218,7 @@ OP_COLOURS = {'tensor_tensor': 'tab:blue', 'tensor_reduce': 'tab:orange', 'memse
 
 def plot_gantt(sched: Schedule, ax=None, title=None, program_id=0, max_bars=4000):
     "Draw the timeline of program `program_id`: engines as rows, instructions as bars (fixed part darker)."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     ax = ax or plt.subplots(figsize=(10, 2.6))[1]
     slots = [s for s in sched.slots if s.program_id == program_id][:max_bars]
     engines = [e for e in ENGINES if any(s.engine == e for s in slots)]

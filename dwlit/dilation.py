@@ -8,7 +8,6 @@ Docs: https://dwlit.github.io/dwlit/dilation.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass, fields, astuple
 import numpy as np
-import matplotlib.pyplot as plt
 from .memory import SimulatorError
 from .isa import nl, nisa, kernel
 
@@ -66,6 +65,7 @@ def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
 # %% ../nbs/08_dilation.ipynb #94bf385e
 def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     "Draw a dilated, padded 2-D buffer: image samples (numbered), inserted zeros and padding in different colours."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     (dh, dw), ((H_l, _), (W_l, _)) = lhs_dilation, padding
     H, W = x2d.shape
     kind = np.zeros(dilated.shape)                     # 0 padding, 1 inserted zero, 2 image sample
@@ -190,6 +190,7 @@ _KIND_COLOURS = {PAD: '#dddddd', ZERO: '#ffffff'}
 
 def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, bookkeeping='fixed', axs=None):
     "Draw tile `step` of the H window: rows it loads (input, left) and output rows it produces (right)."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     plan = h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
     t = plan[step]
     src = dilated_row_sources(in_H, H_padding, dil_H_lhs)
@@ -219,6 +220,7 @@ def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, book
 # %% ../nbs/08_dilation.ipynb #88eb576a
 def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3):
     "ipywidgets: choose a shape and step through the tiles of its H window."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     import ipywidgets as W
     s = dict(continuous_update=False, style={'description_width': 'initial'})
     w = dict(in_H=W.IntSlider(in_H, 1, 12, description='in_H', **s), k_H=W.IntSlider(k_H, 1, 7, description='k_H', **s),
@@ -243,6 +245,7 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
 
 def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=60):
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     from matplotlib import animation
     n = len(h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping))
     fig, axs = plt.subplots(1, 2, figsize=(6, 4.6), dpi=dpi)

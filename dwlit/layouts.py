@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 import numpy as np
-import matplotlib.pyplot as plt
 from .memory import SimulatorError
 from .isa import nl, nisa, kernel
 
@@ -120,6 +119,7 @@ def f01b_gather(C, H, W, N, # image shape (f01b: C, H, W, N)
 # %% ../nbs/07_layouts.ipynb #3ba6c8f5
 def draw_gather(view, C, H, W, N, ax=None, title=None):
     "Draw a flat f01b HBM buffer (one line per (c, h)), colouring the elements `view` reads by partition."
+    import matplotlib.pyplot as plt   # here, not at import time: faster start
     addr = view.addresses()
     grid = np.full(C * H * W * N, -1.0)
     order = np.full(C * H * W * N, -1)
