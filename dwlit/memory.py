@@ -6,26 +6,70 @@ Docs: https://dwlit.github.io/dwlit/memory.html.md"""
 
 # %% ../nbs/01_memory.ipynb #6a6f63bd
 from __future__ import annotations
-import contextlib, itertools, linecache, re, sys, weakref
+import contextlib, itertools, linecache, operator, re, sys, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'float32', 'float16', 'bfloat16', 'DTYPES',
-           'SimulatorError', 'AccessPatternError', 'AllocationError', 'Target', 'get_target', 'set_target',
-           'using_target', 'Buffer', 'as_dtype', 'PartitionAllocator', 'NeuronCore', 'current_core', 'use_core',
-           'reset_default_core', 'Tensor', 'ndarray', 'hbm_tensor', 'sbuf_fill_widget']
+           'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'check_int', 'check_ints',
+           'iter_is_self', 'Target', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype',
+           'PartitionAllocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'ndarray',
+           'hbm_tensor', 'sbuf_fill_widget']
 
 # %% ../nbs/01_memory.ipynb #9d144d9d
 class SimulatorError(ValueError):
     "Base class of every error the simulated NeuronCore raises."
+
+class SimulatorTypeError(SimulatorError, TypeError):
+    "An argument of the wrong kind (e.g. a float or a set where integers belong); also a `TypeError`."
 
 class AccessPatternError(SimulatorError):
     "An access pattern that would touch an address outside its tensor, or is malformed."
 
 class AllocationError(SimulatorError):
     "An SBUF/PSUM allocation that does not fit in what is free, or a malformed allocation request."
+
+# %% ../nbs/01_memory.ipynb #1a5b0f71
+def check_int(value, arg: str, # the argument's name, for the message
+              minimum=None, maximum=None) -> int:
+    "`value` as a Python int, or an error that names `arg`, the value and the rule."
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (float, np.floating, str, bytes)):
+        raise SimulatorTypeError(f"{arg} must be an integer, got {arg}={value!r}")
+    try: v = operator.index(value)
+    except TypeError: raise SimulatorTypeError(f"{arg} must be an integer, got {arg}={value!r}") from None
+    if minimum is not None and v < minimum: raise SimulatorError(f"{arg} must be >= {minimum}, got {arg}={v}")
+    if maximum is not None and v > maximum: raise SimulatorError(f"{arg} must be <= {maximum:,}, got {arg}={v:,}")
+    return v
+
+def check_ints(value, arg: str, # the argument's name, for the message
+               length=None, # how many integers, if fixed
+               minimum=None, maximum=None,
+               names=None # a name for each item, e.g. ('W_padding_l', 'W_padding_r')
+              ) -> tuple:
+    "A list, tuple or 1-D integer array as a tuple of Python ints; sets, dicts, strings and iterators are refused."
+    if isinstance(value, (set, frozenset, dict, str, bytes)) or (not isinstance(value, np.ndarray) and iter_is_self(value)):
+        raise SimulatorTypeError(f"{arg} must be an ordered sequence (a tuple or a list) of integers, got {arg}={value!r}")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise SimulatorTypeError(f"{arg} must be a 1-D sequence of integers, got an array of shape {value.shape}")
+    try: items = list(value)
+    except TypeError: raise SimulatorTypeError(f"{arg} must be a tuple or a list of integers, got {arg}={value!r}") from None
+    if length is not None and len(items) != length:
+        raise SimulatorError(f"{arg} must have {length} integers, got {len(items)}: {arg}={value!r}")
+    names = names or [f"{arg}[{i}]" for i in range(len(items))]
+    out = []
+    for n, v in zip(names, items):
+        try: out.append(check_int(v, n))
+        except SimulatorTypeError: raise SimulatorTypeError(f"{arg} must hold integers, got {n}={v!r}") from None
+        if minimum is not None and out[-1] < minimum: raise SimulatorError(f"{arg} must be >= {minimum}, got {n}={out[-1]}")
+        if maximum is not None and out[-1] > maximum: raise SimulatorError(f"{arg} must be <= {maximum:,}, got {n}={out[-1]:,}")
+    return tuple(out)
+
+def iter_is_self(x) -> bool:
+    "True for one-shot iterators and generators (iterating them uses them up)."
+    try: return iter(x) is x
+    except TypeError: return False
 
 # %% ../nbs/01_memory.ipynb #97970daf
 KiB = 1024

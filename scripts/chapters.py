@@ -15,7 +15,8 @@ SECTIONS = {
     4: "Depthwise convolution in 1D",
     7: "Depthwise convolution in 2D",
     10: "Why no PE array, and what it costs",
-    12: "The command line",
+    13: "Putting it to work",
+    16: "Reference",
 }
 
 _re_chapter = re.compile(r'^(\d\d)_\w+\.ipynb$')
