@@ -62,7 +62,7 @@ def cost_model(target='trn1') -> CostModel:
     return COST_MODELS[target]
 
 # %% ../nbs/11_cost_model.ipynb #3389559e
-VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose')
+VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy')
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
 @dataclass(frozen=True)

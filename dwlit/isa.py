@@ -17,11 +17,11 @@ from .memory import Tensor, SimulatorError, AccessPatternError, AllocationError
 from .ap import View, full_view, _extent
 
 # %% auto #0
-__all__ = ['multiply', 'add', 'subtract', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'tile_size', 'nl', 'nisa', 'Op',
-           'Access', 'Instruction', 'Trace', 'trace', 'tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy',
-           'dve_transpose', 'nc_matmul', 'nc_transpose', 'affine_range', 'sequential_range', 'static_range',
-           'program_id', 'num_programs', 'Launch', 'simulate_kernel', 'KernelFunction', 'kernel', 'plot_trace',
-           'trace_stepper']
+__all__ = ['multiply', 'add', 'subtract', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'ENGINES_FOR_COPY', 'tile_size',
+           'nl', 'nisa', 'Op', 'Access', 'Instruction', 'Trace', 'trace', 'tensor_tensor', 'tensor_reduce', 'memset',
+           'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose', 'affine_range', 'sequential_range',
+           'static_range', 'program_id', 'num_programs', 'Launch', 'simulate_kernel', 'KernelFunction', 'kernel',
+           'plot_trace', 'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #50e7b0f0
 @dataclass(frozen=True)
@@ -238,9 +238,13 @@ def memset(dst, value):
     _record('memset', 'Vector', dst, (), dst.partitions, dst.free_size, value=value)
 
 def dma_copy(dst, src):
-    "Copy `src` into `dst` element by element in row-major order, between any memories (a DMA queue)."
+    "Copy `src` into `dst` element by element in row-major order, between SBUF and HBM (a DMA queue)."
     name = 'dma_copy'
     dst, src = _view(dst, name, 'dst'), _view(src, name, 'src')
+    for k, v in (('dst', dst), ('src', src)):
+        if v.tensor.buffer is psum:   # the ISA reference: DMA moves data between SBUF and HBM
+            raise SimulatorError(f"{name}: {k} {v!r} is in PSUM, and DMA moves data between SBUF and HBM only; "
+                                 f"copy a PSUM result to SBUF with nisa.tensor_copy first")
     if dst.size != src.size:
         raise SimulatorError(f"{name}: element counts differ: dst {dst!r} has {dst.size} {dst.shape}, src {src!r} has {src.size} {src.shape}")
     if dst.dtype != src.dtype:
@@ -250,6 +254,22 @@ def dma_copy(dst, src):
     _store(dst, vals if vals.shape == dst.shape else np.reshape(vals, dst.shape))
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
     _record(name, 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize)
+
+ENGINES_FOR_COPY = ('Vector', 'Scalar', 'GpSimd')
+
+def tensor_copy(dst, src, engine='Vector'):
+    "Copy `src` into `dst` (same elements per partition) on a compute engine: how a PSUM result reaches SBUF."
+    name = 'tensor_copy'
+    dst, src = _view(dst, name, 'dst'), _view(src, name, 'src')
+    for k, v in (('dst', dst), ('src', src)): _on_chip(v, name, k)
+    _same_partitions(name, dst=dst, src=src)
+    if dst.free_size != src.free_size:
+        raise SimulatorError(f"{name}: elements per partition differ: dst {dst.free_size}, src {src.free_size}")
+    if engine not in ENGINES_FOR_COPY:
+        raise SimulatorError(f"{name}: engine must be one of {ENGINES_FOR_COPY}, got engine={engine!r}")
+    _no_self_overlap(dst, name)
+    _store(dst, _fp32(src) if src.tensor is not dst.tensor else _fp32(src).copy())
+    _record(name, engine, dst, (src,), dst.partitions, src.free_size)
 
 def dve_transpose(dst, data, perm=None):
     "Permute the free axes of `data` inside each partition into `dst` (Vector engine; no PE array)."
@@ -377,10 +397,10 @@ nl = _Namespace(_name='nl', ndarray=ndarray, sbuf=sbuf, psum=psum, hbm=hbm, priv
                 affine_range=affine_range, sequential_range=sequential_range, static_range=static_range,
                 program_id=program_id, num_programs=num_programs, tile_size=tile_size)
 nisa = _Namespace(_name='nisa', tensor_tensor=tensor_tensor, tensor_reduce=tensor_reduce, memset=memset,
-                  dma_copy=dma_copy, dve_transpose=dve_transpose, nc_matmul=nc_matmul, nc_transpose=nc_transpose)
+                  dma_copy=dma_copy, tensor_copy=tensor_copy, dve_transpose=dve_transpose, nc_matmul=nc_matmul, nc_transpose=nc_transpose)
 
 # %% ../nbs/03_instructions.ipynb #8c4e2e34
-_SHORT = {'tensor_tensor': 'mul/tt', 'tensor_reduce': 'reduce', 'dma_copy': 'dma', 'memset': 'memset',
+_SHORT = {'tensor_tensor': 'mul/tt', 'tensor_reduce': 'reduce', 'dma_copy': 'dma', 'memset': 'memset', 'tensor_copy': 'copy',
           'nc_matmul': 'matmul', 'nc_transpose': 'PE T', 'dve_transpose': 'dve T'}
 
 def plot_trace(tr: Trace, ax=None, title=None):

@@ -22,6 +22,7 @@ __all__ = ['INTRINSIC_ENGINE', 'SEED_COMPUTE_SITES', 'COMPUTE', 'CallSite', 'isa
 
 # %% ../nbs/10_no_pe_array.ipynb #61419def
 INTRINSIC_ENGINE = {'tensor_tensor': 'Vector', 'tensor_reduce': 'Vector', 'memset': 'Vector', 'dve_transpose': 'Vector',
+                    'tensor_copy': 'Vector',
                     'dma_copy': 'DMA', 'nc_matmul': PE_ARRAY, 'nc_transpose': PE_ARRAY}
 
 def _intrinsics() -> dict:
@@ -193,9 +194,11 @@ def conv2d_depthwise_identity_matmul(img, filter, padding=((0, 0), (0, 0))):
                                            op=nl.multiply)
                         nisa.nc_matmul(acc[:c_current, :r * out_W], identity[:c_current, :c_current],
                                        prod[:c_current, :r * out_W], accumulate=kernel_idx > 0)   # the taps summed on the PE array
+                res = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(res[:c_current, :r * out_W], acc[:c_current, :r * out_W])    # PSUM -> SBUF
                 nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, r * out_W]],
                                      offset=n_idx * in_C * out_H * out_W + c_start * out_H * out_W + row * out_W),
-                              acc[:c_current, :r * out_W])
+                              res[:c_current, :r * out_W])
     return out
 
 # %% ../nbs/10_no_pe_array.ipynb #a0d9a80e
