@@ -13,10 +13,10 @@ import ml_dtypes
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'float32', 'float16', 'bfloat16', 'DTYPES',
-           'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'check_int', 'check_ints',
-           'iter_is_self', 'Target', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype',
+           'MAX_PROGRAMS', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'check_int',
+           'check_ints', 'iter_is_self', 'Target', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype',
            'PartitionAllocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'ndarray',
-           'hbm_tensor', 'sbuf_fill_widget']
+           'hbm_tensor', 'check_tensor', 'sbuf_fill_widget']
 
 # %% ../nbs/01_memory.ipynb #9d144d9d
 class SimulatorError(ValueError):
@@ -284,6 +284,20 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     array = np.asarray(array)
     dtype = as_dtype(array.dtype, f"dtype of {name}")
     return Tensor(array.shape, dtype, buffer, name, np.array(array, dtype=dtype, order='C').reshape(-1))  # one copy
+
+# %% ../nbs/01_memory.ipynb #70234756
+MAX_PROGRAMS = 4096   # SPMD programs run one after another in the simulator; more would take minutes, not seconds
+
+def check_tensor(x, arg: str, # the argument's name, for the message
+                 ndim=None, form=''): # the number of axes it must have, and what they mean, e.g. '(N, C, 1, W)'
+    "Raise unless `x` is a simulated tensor (or a view of one) with `ndim` axes; name `arg` and what it got."
+    if not (isinstance(x, Tensor) or (hasattr(x, 'tensor') and isinstance(getattr(x, 'tensor'), Tensor))):
+        how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
+               "arguments into HBM" if isinstance(x, np.ndarray) else "pass a NumPy array to the kernel")
+        raise SimulatorTypeError(f"{arg} must be a simulated tensor, got {type(x).__name__}; {how}")
+    if ndim is not None and len(x.shape) != ndim:
+        raise SimulatorError(f"{arg} must have {ndim} axes{' ' + form if form else ''}, got shape {tuple(x.shape)}")
+    return x
 
 # %% ../nbs/01_memory.ipynb #2b5b3245
 def _draw_partition(target, dtype, sizes, ax):
