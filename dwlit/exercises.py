@@ -699,9 +699,10 @@ def _h_tile_verdict(fn, case, outer_row, window_size, show):
     for k in range(load):
         r, b = org + k, ip + k * dil
         if not 0 <= r < in_H: return _wrong(7, desc, f"{span}; you load image row {r}, but the image has rows 0..{in_H - 1}.")
-        if not 0 <= b < n:
-            return _wrong(7, desc, f"{span}; you put image row {r} on buffer row {b}, outside the buffer's rows 0..{n - 1} "
-                                   f"(the copy would write outside the tile).")
+        if b < 0: return _wrong(7, desc, f"{span}; you put image row {r} on buffer row {b}, above the buffer's first row.")
+        if b >= n:
+            return _wrong(7, desc, f"{span}; you put image row {r} on buffer row {b}, below the tile's {n} rows (0..{n - 1}): "
+                                   f"the tile never reads it. Load only the image rows its span holds.")
         have[b] = r
     b = next((b for b in range(n) if max(have[b], ZERO) != max(want[b], ZERO)), None)
     if b is None: return None
