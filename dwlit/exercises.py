@@ -38,13 +38,26 @@ class Result:
     status: str
     message: str
     png: bytes = None
+    def __post_init__(self): self.message = _wrap(self.message)
     @property
     def passed(self) -> bool: return self.status == 'passed'
+    def says(self, phrase) -> bool:
+        "Whether the message contains `phrase`, however the lines are broken."
+        return ' '.join(phrase.split()) in ' '.join(self.message.split())
     def __repr__(self): return self.message
-    def _ipython_display_(self):
-        from IPython.display import display, Image
-        print(self.message)
-        if self.png: display(Image(self.png))
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        "The message as text; with a picture, also as HTML: the message, then the picture under it."
+        if not self.png: return {'text/plain': self.message}
+        import base64, html
+        return {'text/plain': self.message,
+                'text/html': f'<div class="output text_plain"><div class="highlight"><pre style="white-space: pre-wrap">'
+                             f'{html.escape(self.message)}</pre></div></div>\n<img alt="picture of the check\'s finding" '
+                             f'src="data:image/png;base64,{base64.b64encode(self.png).decode()}">'}
+
+def _wrap(text, width=88) -> str:
+    "Lines of prose wrapped at `width` columns; indented lines (your code, an instruction) kept as they are."
+    return '\n'.join(l if l.startswith('    ') or len(l) <= width else
+                     textwrap.fill(l, width, break_long_words=False, break_on_hyphens=False) for l in text.split('\n'))
 
 def _head(n): return f"Exercise {n} ({TITLES[n]})"
 
