@@ -9,8 +9,7 @@ from __future__ import annotations
 import io, linecache, textwrap, traceback
 from dataclasses import dataclass
 import numpy as np
-from .memory import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NeuronCore,
-                          use_core, float32)
+from .memory import SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NeuronCore, use_core
 from .ap import View, show_touches
 from .isa import nl, nisa, trace, simulate_kernel
 from .conv1d import C_TILE_SIZE, PACK, div_ceil, conv1d_depthwise_default
@@ -528,7 +527,7 @@ def check_program_channels(fn, # your function (C, num_programs, pid) -> [(first
             _draw_programs(a1, yours, C, "Yours")
             png = _png(fig)
         return _wrong(4, desc, text, png)
-    return _passed(4, f"{len(cases)} layers (C up to {max(c for c, _ in cases)}, up to {max(k for _, k in cases)} "
+    return _passed(4, f"{len(cases)} cases (C up to {max(c for c, _ in cases)}, up to {max(k for _, k in cases)} "
                       f"programs, idle programs and partial tiles among them); every program owns the channel tiles "
                       f"the kernel's trace shows it computing.")
 
