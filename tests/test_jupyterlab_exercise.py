@@ -1,5 +1,5 @@
-"""A reader in JupyterLab completes exercise 1 of the exercises chapter: open it, run all cells (no cell raises, and the
-stub's check says 'not done yet'), type the answer into the stub in the editor, run the stub and its check with
+"""A reader in JupyterLab completes exercise 1 of the exercises chapter: open it (a saved wrong answer's verdict shows
+its message and picture), run all cells (no cell raises, and the stub's check says 'not done yet'), type the answer into the stub in the editor, run the stub and its check with
 Shift+Enter, and see the check pass.
 
 The JupyterLab server, the browser and the JavaScript helpers are those of tests/test_jupyterlab.py (Debian's headless
@@ -56,6 +56,17 @@ def test_a_reader_completes_exercise_1(exercises_lab):
         tl._wait(d, tl.KERNEL_OR_DIALOG, 120, "the notebook to open")
         d.execute_script("const b = document.querySelector('.jp-Dialog .jp-mod-accept'); if (b) b.click();")
         tl._wait(d, tl.IDLE, 120, "the notebook's kernel to start")
+        # the saved outputs, before anything runs: a wrong answer's verdict shows its message and its picture
+        wrong = d.execute_script(CELL, 'def window_view_wrong(')
+        assert wrong >= 0
+        shown = tl._wait(d, f"""const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[{wrong}];
+            const img = cell.querySelector('.jp-OutputArea-output img'), pre = cell.querySelector('.jp-OutputArea-output pre');
+            if (!img || !pre || !img.complete || img.naturalWidth === 0) return null;
+            cell.scrollIntoView({{block: 'start'}}); return [pre.textContent, img.naturalWidth];""", 30,
+            "the saved wrong-answer verdict with its picture")
+        assert 'output position 1 of partition 0' in shown[0] and 0 < shown[1] <= 900, shown
+        tl.artifacts.mkdir(parents=True, exist_ok=True)
+        d.save_screenshot(str(tl.artifacts / f'{CHAPTER}_saved_wrong_answer.png'))
         d.set_script_timeout(300)
         ok = d.execute_async_script("""const done = arguments[arguments.length - 1];
             window.jupyterapp.commands.execute('notebook:run-all-cells').then(r => done(r), e => done(String(e)));""")
