@@ -13,7 +13,7 @@ from .isa import nl, nisa, kernel
 from .layouts import check_dims
 
 # %% auto #0
-__all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'PADDING_FORM', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS',
+__all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'PADDING_FORM', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS', 'MAX_DRAWN_ROWS',
            'calc_dilated_dimension', 'calc_inverse_dilated_dimension', 'dilated_row_sources', 'check_padding2d',
            'check_dilate_tile', 'dilate_tile', 'draw_dilated', 'HTile', 'check_h_window', 'h_window_plan', 'plan_table',
            'tile_rows', 'plan_errors', 'draw_h_window', 'h_window_widget', 'h_window_animation']
@@ -118,7 +118,7 @@ def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     ax.set_xticks(range(dilated.shape[1])); ax.set_yticks(range(dilated.shape[0]))
     ax.set_xticks(np.arange(-.5, dilated.shape[1]), minor=True); ax.set_yticks(np.arange(-.5, dilated.shape[0]), minor=True)
     ax.grid(which='minor', color='#999999', linewidth=0.5)
-    ax.set_xlabel('column of the dilated buffer (W)'); ax.set_ylabel('row (H)')
+    ax.set_xlabel('column (W)'); ax.set_ylabel('row (H)')
     ax.set_title(title or f"Output: dilated buffer; blue = image sample, 0 = inserted zero, p = padding", fontsize=9)
     return ax
 
@@ -279,13 +279,16 @@ def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='f
 
 # %% ../nbs/08_dilation.ipynb #ef88650f
 _KIND_COLOURS = {PAD: '#dddddd', ZERO: '#ffffff'}
+MAX_DRAWN_ROWS = 120   # one bar per dilated row: more would not read
 
 def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, bookkeeping='fixed', axs=None):
     "Draw tile `step` of the H window: rows it loads (input, left) and output rows it produces (right)."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     plan = h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
-    t = plan[step]
+    t = plan[check_int(step, 'step', 0, len(plan) - 1)]
     src = dilated_row_sources(in_H, H_padding, dil_H_lhs)
+    if len(src) > MAX_DRAWN_ROWS:
+        raise SimulatorError(f"draw_h_window draws one bar per row: at most {MAX_DRAWN_ROWS} rows, got {len(src):,}")
     out_H = len(src) - k_H + 1
     if axs is None: axs = plt.subplots(1, 2, figsize=(7, 0.26 * len(src) + 1.6))[1]
     a0, a1 = axs
@@ -335,7 +338,7 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
     draw()
     return W.VBox([W.HBox([w['in_H'], w['k_H'], w['dil_H_lhs']]), W.HBox([w['H_l'], w['H_r'], w['m']]), W.HBox([w['step'], w['bk']]), info, out])
 
-def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=60):
+def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=100):
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     from matplotlib import animation
