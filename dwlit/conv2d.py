@@ -6,7 +6,7 @@ Docs: https://dwlit.github.io/dwlit/conv2d.html.md"""
 
 # %% ../nbs/09_conv2d.ipynb #cfeb00ad
 from __future__ import annotations
-import functools
+import functools, textwrap
 from dataclasses import dataclass, field
 import numpy as np
 from .memory import (SimulatorError, SimulatorTypeError, Target, as_dtype, get_target, current_core, check_int,
@@ -125,17 +125,19 @@ class Conv2dPlan:
         return [r for r in rows if r[3]]
 
     def summary(self) -> str:
-        "A few lines a reader (or the CLI) can print."
+        "A few lines, at most 100 characters wide, a reader (or the CLI) can print."
         b = self.bytes_per_partition
-        return '\n'.join([
+        lines = [
             f"image {self.in_C}x{self.in_H}x{self.in_W}x{self.in_N} (C,H,W,N) {self.dtype}, kernel {self.k_H}x{self.k_W}, "
             f"padding {self.padding}, lhs_dilation {self.lhs_dilation}{', in_perm ' + str(self.in_perm) if self.in_perm else ''}",
             f"dilated, padded image {self.dil_H}x{self.dil_W}; output {self.in_N}x{self.in_C}x{self.out_H}x{self.out_W} (N,C,H,W)",
             f"channel tiles {self.C_NUM_TILES} of {self.C_TILE_SIZE}; budget {SBUF_BUDGET_BYTES} B with dtype_size "
             f"{self.dtype_size}: h_tile_count {self.h_tile_count}, max_h_tile_size {self.max_h_tile_size}; "
             f"{len(self.tiles)} H tiles ({self.bookkeeping} bookkeeping)",
-            "SBUF bytes per partition: " + ', '.join(f"{k} {v}" for k, v in b.items()),
-            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())])
+            f"SBUF bytes per partition, {b['total']} in all: " + ', '.join(f"{k} {v}" for k, v in b.items() if k != 'total'),
+            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())]
+        return '\n'.join(textwrap.fill(l, 100, subsequent_indent='  ') for l in lines)
+
 
 # %% ../nbs/09_conv2d.ipynb #4ac0dc6c
 def _check_target(target) -> Target:
@@ -288,6 +290,7 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
     out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=img.dtype, buffer=nl.shared_hbm)
     C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES                        # L830-L831
     kernel_size = k_H * k_W
+    # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
     B = plan.buffers                                                                     # elements per partition
     filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
     image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
@@ -300,7 +303,8 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
         c_current = min(C_TILE_SIZE, in_C - c_start)
         nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
                       filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        # access patterns reused inside the loops, built once per channel tile
+        # access patterns reused inside the loops, built once per channel tile (in the simulator every .ap() call
+        # builds and bounds-checks a NumPy view; rebuilding them per multiply would dominate the run time)
         filter_tap = [filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=k)   # stride-0 broadcast
                       for k in range(kernel_size)]
         product_tap = [product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=k)

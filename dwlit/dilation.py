@@ -228,7 +228,7 @@ def _check_plan(plan) -> list:
     return list(plan)
 
 def _flags(t: HTile) -> str:
-    f = (['last row'] if t.is_last_row else []) + ([f"dilation row, +{t.dilation_offset}"] if t.is_dilation_row else [])
+    f = (['last row'] if t.is_last_row else []) + ([f"dilation row (+{t.dilation_offset})"] if t.is_dilation_row else [])
     return ', '.join(f + (['skip copy'] if t.skip_copy else [])) or '-'
 
 def plan_table(plan: list) -> str:
@@ -237,8 +237,8 @@ def plan_table(plan: list) -> str:
     rows = ['| tile | outer_row | h_tile_size | image rows loaded | i_padding | dilated_h_size | window_size | flags |',
             '|---:|---:|---:|:---|---:|---:|---:|:---|']
     for i, t in enumerate(plan):
-        loaded = (f"{t.org_image_index}..{t.org_image_index + t.load_h_size - 1} ({t.load_h_size})" if t.loads else
-                  f"none (from {t.org_image_index})")
+        first, last = t.org_image_index, t.org_image_index + t.load_h_size - 1
+        loaded = ('none' if not t.loads else f"{first} (1)" if first == last else f"{first}..{last} ({t.load_h_size})")
         rows.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {loaded} | {t.i_padding} | {t.dilated_h_size} | "
                     f"{t.window_size} | {_flags(t)} |")
     return '\n'.join(rows)
