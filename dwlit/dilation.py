@@ -167,8 +167,8 @@ def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping
         raise SimulatorError(f"k_H must be <= the rows of the dilated, padded image, dil_H = {dil_H_total:,}, got k_H={k_H:,}: "
                              f"there is no output row")
     if max_h < k_H:
-        raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel (the budget makes "
-                             f"it so, L842); got max_h_tile_size={max_h}, k_H={k_H}")
+        raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel, as the budget "
+                             f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
     out_H = dil_H_total - k_H + 1
     per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
     most = -(-out_H // per_tile) + 1
