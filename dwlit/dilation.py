@@ -232,16 +232,17 @@ def _flags(t: HTile) -> str:
     return ', '.join(f + (['skip copy'] if t.skip_copy else [])) or '-'
 
 def plan_table(plan: list) -> str:
-    "The plan as a Markdown table, one row per tile, narrow enough for the page: loads and flags grouped."
+    "The plan as two Markdown tables narrow enough for the page: where each tile starts, then what it loads and yields."
     plan = _check_plan(plan)
-    rows = ['| tile | outer_row | h_tile_size | image rows loaded | i_padding | dilated_h_size | window_size | flags |',
-            '|---:|---:|---:|:---|---:|---:|---:|:---|']
+    where = ['| tile | outer_row | h_tile_size | flags |', '|---:|---:|---:|:---|']
+    what = ['| tile | image rows loaded | i_padding | dilated_h_size | window_size |', '|---:|:---|---:|---:|---:|']
     for i, t in enumerate(plan):
         first, last = t.org_image_index, t.org_image_index + t.load_h_size - 1
         loaded = ('none' if not t.loads else f"{first} (1)" if first == last else f"{first}..{last} ({t.load_h_size})")
-        rows.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {loaded} | {t.i_padding} | {t.dilated_h_size} | "
-                    f"{t.window_size} | {_flags(t)} |")
-    return '\n'.join(rows)
+        where.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {_flags(t)} |")
+        what.append(f"| {i} | {loaded} | {t.i_padding} | {t.dilated_h_size} | {t.window_size} |")
+    return '\n'.join(['**Where each tile starts**', ''] + where + ['', '**What it loads and yields**', ''] + what)
+
 
 # %% ../nbs/08_dilation.ipynb #17f103cf
 MAX_CHECKED_ROWS = 10**7   # plan_errors rebuilds and compares rows one by one: at most this many
