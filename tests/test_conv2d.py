@@ -153,7 +153,7 @@ def test_budget_numbers():
     assert h_tile_budget(56, 3, 113, 2, dtype_size=2) == (73, 36)
     assert h_tile_budget(2, 7, 5, 1) == (820, 7)               # never below the kernel height
     p = conv2d_plan((8, 56, 56, 1), (8, 3, 3, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2), dtype='bfloat16')
-    assert p.dtype_size == 4 and p.max_h_tile_size == 18       # the seed's hard-coded 4 bytes
+    assert p.dtype_size == 4 and p.max_h_tile_size == 18       # the original's hard-coded 4 bytes (L839)
     p = conv2d_plan((8, 56, 56, 1), (8, 3, 3, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2), dtype='bfloat16', dtype_size=None)
     assert p.dtype_size == 2 and p.max_h_tile_size == 36
 
