@@ -6,62 +6,64 @@ Docs: https://dwlit.github.io/dwlit/conv2d.html.md"""
 
 # %% ../nbs/09_conv2d.ipynb #cfeb00ad
 from __future__ import annotations
-import functools
+import functools, textwrap
 from dataclasses import dataclass, field
 import numpy as np
-from .memory import SimulatorError, as_dtype, get_target, current_core
+from .memory import (SimulatorError, SimulatorTypeError, Target, as_dtype, get_target, current_core, check_int,
+                          check_ints, check_tensor)
 from .isa import nl, nisa, kernel
 from .dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, h_window_plan, HTile,
-                            plan_table, BOOKKEEPING)
-from .layouts import IN_PERM_FB10, tiled_dve_transpose_210, TRANSPOSE_BUDGET_BYTES
+                            plan_table, BOOKKEEPING, check_padding2d)
+from .layouts import (IN_PERM_FB10, tiled_dve_transpose_210, check_dims, check_transpose, transpose_chunk_rows,
+                           MAX_HBM_ELEMENTS, MAX_INSTRUCTIONS)
 
 # %% auto #0
-__all__ = ['SBUF_BUDGET_BYTES', 'SEED_DTYPE_SIZE', 'check_conv2d_args', 'div_ceil', 'h_tile_budget', 'Conv2dPlan', 'conv2d_plan',
-           'budget_table', 'conv2d_depthwise_f01b_o01i_bf01']
+__all__ = ['SBUF_BUDGET_BYTES', 'SEED_DTYPE_SIZE', 'check_unsupported', 'check_conv2d_args', 'div_ceil', 'h_tile_budget',
+           'Conv2dPlan', 'conv2d_plan', 'budget_table', 'conv2d_depthwise_f01b_o01i_bf01']
 
 # %% ../nbs/09_conv2d.ipynb #1033f204
-def _pair(v, name, default=(1, 1)):
-    "A pair of Python ints from `v` (None gives `default`), or a clear error."
-    if v is None: return default
-    try: a, b = v
-    except (TypeError, ValueError): raise SimulatorError(f"{name} must be a pair of integers or None, got {name}={v!r}") from None
-    if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in (a, b)):
-        raise SimulatorError(f"{name} must be a pair of integers, got {name}={v!r}")
-    return int(a), int(b)
+def _must_be_ones(v, name: str, why: str):
+    "An option the kernel takes only as None or (1, 1)."
+    if v is None: return
+    try: ok = check_ints(v, name, 2) == (1, 1)
+    except SimulatorTypeError: raise SimulatorTypeError(f"{name} must be (1, 1) or None: {why}; got {name}={v!r}") from None
+    except SimulatorError: ok = False
+    if not ok: raise SimulatorError(f"{name} must be (1, 1) or None: {why}; got {name}={v!r}")
 
-def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None):
-    "Check the scalar arguments (L792-L798); return ((H_l, H_r), (W_l, W_r)) and (dil_H_lhs, dil_W_lhs)."
-    try: (H_l, H_r), (W_l, W_r) = padding
-    except (TypeError, ValueError):
-        raise SimulatorError(f"padding must be ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r)), got padding={padding!r}") from None
-    names = dict(H_padding_l=H_l, H_padding_r=H_r, W_padding_l=W_l, W_padding_r=W_r)
-    for k, v in names.items():
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise SimulatorError(f"padding must be integers, got {k}={v!r}")
-        if v < 0: raise SimulatorError(f"padding must be >= 0 (L792), got {k}={v}")
-    if stride is not None and _pair(stride, 'stride') != (1, 1):
-        raise SimulatorError(f"stride must be (1, 1) or None (L795): this kernel slides one row and one column at a "
-                             f"time; got stride={stride!r}")
-    if rhs_dilation is not None and _pair(rhs_dilation, 'rhs_dilation') != (1, 1):
-        raise SimulatorError(f"rhs_dilation must be (1, 1) or None (L796): rhs (kernel) dilation is not supported "
-                             f"together with lhs_dilation in this kernel; got rhs_dilation={rhs_dilation!r}")
-    dil = _pair(lhs_dilation, 'lhs_dilation')
-    if min(dil) < 1: raise SimulatorError(f"lhs_dilation must be integers >= 1 (1 = no dilation), got lhs_dilation={lhs_dilation!r}")
-    if in_perm is not None and tuple(in_perm) != IN_PERM_FB10:
-        raise SimulatorError(f"in_perm must be None (image stored f01b: C, H, W, N) or {IN_PERM_FB10} (image stored "
-                             f"fb10: C, N, W, H, transposed on the Vector engine first, L798); got in_perm={in_perm!r}")
-    return ((int(H_l), int(H_r)), (int(W_l), int(W_r))), dil
+def check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
+    "The options the kernel does not support, checked before anything else (L795, L796, L798); returns in_perm."
+    _must_be_ones(stride, 'stride', "this kernel slides its window one row and one column at a time")
+    _must_be_ones(rhs_dilation, 'rhs_dilation', "rhs (kernel) dilation is not supported together with lhs_dilation")
+    if in_perm is None: return None
+    rule = (f"in_perm must be None (image stored f01b: C, H, W, N) or {IN_PERM_FB10} (image stored fb10: C, N, W, H, "
+            f"transposed on the Vector engine first)")
+    try: p = check_ints(in_perm, 'in_perm', 4)
+    except SimulatorTypeError: raise SimulatorTypeError(f"{rule}; got in_perm={in_perm!r}") from None
+    except SimulatorError: p = None
+    if p != IN_PERM_FB10: raise SimulatorError(f"{rule}; got in_perm={in_perm!r}")
+    return p
+
+def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None) -> tuple:
+    "Check the scalar arguments (L792-L798): ((H_l, H_r), (W_l, W_r)), (dil_H_lhs, dil_W_lhs) and in_perm."
+    in_perm = check_unsupported(stride, rhs_dilation, in_perm)          # what the kernel cannot do comes first
+    padding = check_padding2d(padding)
+    dil = (1, 1) if lhs_dilation is None else check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1,
+                                                          names=('dil_H_lhs', 'dil_W_lhs'))
+    return padding, dil, in_perm
 
 # %% ../nbs/09_conv2d.ipynb #f27af29c
 SBUF_BUDGET_BYTES = 16 * 1024   # L840: max_sbuf_bytes
 SEED_DTYPE_SIZE = 4             # L839: hard-coded, whatever img.dtype is
 
 def div_ceil(a: int, b: int) -> int:
-    "Ceiling division of positive integers (L24)."
-    return -(-a // b)
+    "Ceiling division: a >= 0 by b >= 1 (L24)."
+    return -(-check_int(a, 'a', 0) // check_int(b, 'b', 1))
 
 def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=SEED_DTYPE_SIZE, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
     "(h_tile_count, max_h_tile_size): dilated rows the budget allows, and image rows per tile (L841-L842)."
+    in_H, k_H, dil_W, dil_H_lhs, dtype_size, N_TILE_SIZE, max_sbuf_bytes = (check_int(v, k, 1) for k, v in dict(
+        in_H=in_H, k_H=k_H, dil_W=dil_W, dil_H_lhs=dil_H_lhs, dtype_size=dtype_size, N_TILE_SIZE=N_TILE_SIZE,
+        max_sbuf_bytes=max_sbuf_bytes).items())
     h_tile_count = div_ceil(max_sbuf_bytes, dil_W * N_TILE_SIZE * dtype_size)
     max_h_tile_size = max(min(in_H, calc_inverse_dilated_dimension(h_tile_count, dil_H_lhs) - 1), k_H)
     return h_tile_count, max_h_tile_size
@@ -91,7 +93,7 @@ class Conv2dPlan:
         "How many of each instruction the kernel issues, counted from the plan."
         n = dict(dma_copy=0, memset=0, tensor_tensor=0, tensor_reduce=0, dve_transpose=0)
         if self.in_perm is not None:
-            hc = max(1, min(self.in_H, TRANSPOSE_BUDGET_BYTES // (self.in_N * self.in_W * self.itemsize)))
+            hc = transpose_chunk_rows(self.in_N, self.in_W, self.in_H, self.itemsize)
             k = self.C_NUM_TILES * div_ceil(self.in_H, hc)
             n['dve_transpose'] += k; n['dma_copy'] += 2 * k
         n['dma_copy'] += self.C_NUM_TILES                                 # filter, once per channel tile
@@ -123,90 +125,132 @@ class Conv2dPlan:
         return [r for r in rows if r[3]]
 
     def summary(self) -> str:
-        "A few lines a reader (or the CLI) can print."
+        "A few lines, at most 100 characters wide, a reader (or the CLI) can print."
         b = self.bytes_per_partition
-        return '\n'.join([
+        lines = [
             f"image {self.in_C}x{self.in_H}x{self.in_W}x{self.in_N} (C,H,W,N) {self.dtype}, kernel {self.k_H}x{self.k_W}, "
             f"padding {self.padding}, lhs_dilation {self.lhs_dilation}{', in_perm ' + str(self.in_perm) if self.in_perm else ''}",
             f"dilated, padded image {self.dil_H}x{self.dil_W}; output {self.in_N}x{self.in_C}x{self.out_H}x{self.out_W} (N,C,H,W)",
             f"channel tiles {self.C_NUM_TILES} of {self.C_TILE_SIZE}; budget {SBUF_BUDGET_BYTES} B with dtype_size "
             f"{self.dtype_size}: h_tile_count {self.h_tile_count}, max_h_tile_size {self.max_h_tile_size}; "
             f"{len(self.tiles)} H tiles ({self.bookkeeping} bookkeeping)",
-            "SBUF bytes per partition: " + ', '.join(f"{k} {v}" for k, v in b.items()),
-            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())])
+            f"SBUF bytes per partition, {b['total']} in all: " + ', '.join(f"{k} {v}" for k, v in b.items() if k != 'total'),
+            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())]
+        return '\n'.join(textwrap.fill(l, 100, subsequent_indent='  ') for l in lines)
+
 
 # %% ../nbs/09_conv2d.ipynb #4ac0dc6c
+def _check_target(target) -> Target:
+    if target is not None and not isinstance(target, (str, Target)):
+        raise SimulatorTypeError(f"target must be 'trn1', 'trn2', 'trn3' or None, got target={target!r}")
+    return get_target(target)
+
+def _too_wide(least: dict, itemsize: int, in_W, dil_W, out_W, k_H, k_W, lhs_W, W_pad, tg: Target) -> str:
+    "The message when even the smallest H tile (k_H dilated rows, one output row) does not fit one partition."
+    b = {k: v * itemsize for k, v in least.items()}
+    head = "filter too large" if k_H * k_W > out_W else "image too wide"
+    return (f"{head} for one SBUF partition: even the smallest H tile needs {sum(b.values()):,} B per partition: "
+            f"k_H={k_H} dilated rows of dil_W={dil_W:,} elements (in_W={in_W:,} with lhs_dilation[1]={lhs_W:,} and "
+            f"W padding {W_pad}) {b['dilated_image']:,} B, the products of one output row (out_W={out_W:,} x "
+            f"k_H * k_W={k_H * k_W:,}) {b['product_sbuf']:,} B, the filter {b['filter_sbuf']:,} B, one image row and "
+            f"one result row {b['image_sbuf'] + b['results_sbuf']:,} B; one {tg.name} SBUF partition holds "
+            f"{tg.sbuf_partition_bytes:,} B")
+
+def _too_tall(plan, tg: Target) -> str:
+    "The message when the tiles' height, not the image's width, overflows SBUF: name what makes the tallest tile tall."
+    b, dil_H_lhs = plan.bytes_per_partition, plan.lhs_dilation[0]
+    (H_l, H_r), _ = plan.padding
+    i, t = max(enumerate(plan.tiles), key=lambda it: it[1].buffer_rows(dil_H_lhs))
+    R = t.buffer_rows(dil_H_lhs)
+    why = []
+    if not t.is_last_row:
+        why.append(f"{t.h_tile_size:,} image rows" + (f" spread {dil_H_lhs:,} rows apart by lhs_dilation[0]={dil_H_lhs:,}"
+                                                     if dil_H_lhs > 1 else ''))
+    else:
+        why.append(f"every row down to the bottom of the padded image, with the bottom padding (H_padding_r={H_r:,})")
+    if t.outer_row < H_l: why.append(f"{H_l - t.outer_row:,} rows of top padding (H_padding_l={H_l:,})")
+    if R > t.dilated_h_size: why.append(f"an image row {t.dilation_offset:,} rows below an inserted zero "
+                                        f"(lhs_dilation[0]={dil_H_lhs:,})")
+    return (f"H tile too tall for one SBUF partition: the kernel's buffers need {b['total']:,} B per partition ("
+            + ', '.join(f"{k} {v:,} B" for k, v in b.items() if k != 'total') +
+            f"), but one {tg.name} SBUF partition holds {tg.sbuf_partition_bytes:,} B. The tallest H tile (tile {i}, "
+            f"from output row {t.outer_row:,}) spans {R:,} rows of the dilated, padded image: " + '; '.join(why) +
+            f". dilated_image holds those rows of dil_W={plan.dil_W:,} elements, results_sbuf the tile's "
+            f"{t.window_size:,} output rows of out_W={plan.out_W:,}")
+
 def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None,
                 out_shape=None, dtype='float32', filter_dtype=None, *, bookkeeping='fixed',
                 dtype_size=SEED_DTYPE_SIZE, target=None) -> Conv2dPlan:
     "Check the arguments of the 2D kernel and compute its sizes, tiles, buffers and instructions (no simulation)."
-    padding, lhs = check_conv2d_args(padding, stride, rhs_dilation, lhs_dilation, in_perm)
-    if bookkeeping not in BOOKKEEPING: raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
+    # 1. options the kernel does not support, 2. kinds of the arguments, 3. shapes, 4. sizes and capacities
+    padding, lhs, in_perm = check_conv2d_args(padding, stride, rhs_dilation, lhs_dilation, in_perm)
+    if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
+        raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
+    if out_shape is not None: out_shape = check_ints(out_shape, 'out_shape', 4)
     dt = as_dtype(dtype, 'dtype of img')
-    if filter_dtype is not None and np.dtype(filter_dtype) != dt:
+    if filter_dtype is not None and as_dtype(filter_dtype, 'dtype of filter') != dt:
         raise SimulatorError(f"img and filter must have the same dtype, got img {dt.name} and filter {np.dtype(filter_dtype).name}")
-    if dtype_size is not None and (not isinstance(dtype_size, int) or dtype_size < 1):
-        raise SimulatorError(f"dtype_size must be a positive integer or None (the real size), got dtype_size={dtype_size!r}")
-    if len(img_shape) != 4: raise SimulatorError(f"img must be 4-D, (C, H, W, N) (f01b), got shape {tuple(img_shape)}")
-    if len(filter_shape) != 4: raise SimulatorError(f"filter must be 4-D, (C, k_H, k_W, 1) (o01i), got shape {tuple(filter_shape)}")
-    if in_perm is not None: C_, N_, W_, H_ = img_shape; img_shape = (C_, H_, W_, N_)      # fb10 -> f01b
-    in_C, in_H, in_W, in_N = (int(s) for s in img_shape)
-    k_FO, k_H, k_W, k_FI = (int(s) for s in filter_shape)
+    if dtype_size is not None: dtype_size = check_int(dtype_size, 'dtype_size', 1)
+    tg = _check_target(target)
+    img_shape, filter_shape = check_ints(img_shape, 'img shape'), check_ints(filter_shape, 'filter shape')
+    form = '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10, in_perm (1, 0, 3, 2))'
+    if len(img_shape) != 4: raise SimulatorError(f"img must have 4 axes {form}, got shape {img_shape}")
+    if len(filter_shape) != 4: raise SimulatorError(f"filter must have 4 axes (C, k_H, k_W, 1) (o01i), got shape {filter_shape}")
+    if in_perm is None: in_C, in_H, in_W, in_N = check_dims(img_shape, 'img', ('C', 'H', 'W', 'N'))
+    else: in_C, in_N, in_W, in_H = check_dims(img_shape, 'img', ('C', 'N', 'W', 'H'))          # fb10
+    k_FO, k_H, k_W, k_FI = check_dims(filter_shape, 'filter', ('k_FO', 'k_H', 'k_W', 'k_FI'))
     (H_l, H_r), (W_l, W_r) = padding
-    if in_C != k_FO: raise SimulatorError(f"depthwise needs the image's channels to equal the filter's (L807): img has C={in_C}, filter has k_FO={k_FO}")
-    if k_FI != 1: raise SimulatorError(f"depthwise needs one input channel per filter (k_FI == 1, L808), got k_FI={k_FI}")
+    if in_C != k_FO: raise SimulatorError(f"depthwise needs the image's channels to equal the filter's: img has C={in_C}, filter has k_FO={k_FO}")
+    if k_FI != 1: raise SimulatorError(f"depthwise needs one input channel per filter (k_FI == 1), got k_FI={k_FI}")
     dil_H = calc_dilated_dimension(in_H, lhs[0]) + H_l + H_r                           # L821
     dil_W = calc_dilated_dimension(in_W, lhs[1]) + W_l + W_r                           # L822
     if k_H > dil_H or k_W > dil_W:
         raise SimulatorError(f"the kernel (k_H={k_H}, k_W={k_W}) is larger than the dilated, padded image "
-                             f"(dil_H={dil_H}, dil_W={dil_W}): there is no output position")
+                             f"(dil_H={dil_H:,}, dil_W={dil_W:,}): there is no output position")
     out_H, out_W = dil_H - k_H + 1, dil_W - k_W + 1
     if out_shape is not None:
-        if len(out_shape) != 4: raise SimulatorError(f"out_shape must be (N, C, out_H, out_W), got out_shape={out_shape!r}")
         _N, _C_out, oh, ow = out_shape
-        if _C_out != k_FO: raise SimulatorError(f"depthwise needs C_out == k_FO == in_C (L807): out_shape has C={_C_out}, image and filter have {in_C}")
-        if _N != in_N: raise SimulatorError(f"out_shape has N={_N} but the image has N={in_N} (L808)")
+        if _C_out != k_FO: raise SimulatorError(f"depthwise needs C_out == k_FO == in_C: out_shape has C={_C_out}, image and filter have {in_C}")
+        if _N != in_N: raise SimulatorError(f"out_shape has N={_N} but the image has N={in_N}")
         if (oh, ow) != (out_H, out_W):
             raise SimulatorError(f"out_shape spatial size must be (dil_H - k_H + 1, dil_W - k_W + 1) = {(out_H, out_W)}, got {(oh, ow)}")
+    if in_N * in_C * out_H * out_W > MAX_HBM_ELEMENTS:
+        raise SimulatorError(
+            f"output too large: (N, C, out_H, out_W) = ({in_N}, {in_C}, {out_H:,}, {out_W:,}) is "
+            f"{in_N * in_C * out_H * out_W:,} elements, and the simulator allocates at most {MAX_HBM_ELEMENTS:,} per HBM "
+            f"tensor; out_H comes from in_H={in_H:,} with lhs_dilation[0]={lhs[0]:,} and H padding {(H_l, H_r)}, out_W "
+            f"from in_W={in_W:,} with lhs_dilation[1]={lhs[1]:,} and W padding {(W_l, W_r)}")
+    if in_perm is not None: check_transpose((in_C, in_N, in_W, in_H), dt.itemsize, tg)  # the fb10 -> f01b transpose
+    least = dict(filter_sbuf=k_H * k_W, image_sbuf=in_W, dilated_image=k_H * dil_W, product_sbuf=out_W * k_H * k_W,
+                 results_sbuf=out_W)                  # the smallest tile: k_H dilated rows, one output row
+    if sum(least.values()) * dt.itemsize > tg.sbuf_partition_bytes:
+        raise SimulatorError(_too_wide(least, dt.itemsize, in_W, dil_W, out_W, k_H, k_W, lhs[1], (W_l, W_r), tg))
     C_TILE_SIZE = min(in_C, nl.tile_size.pmax); C_NUM_TILES = div_ceil(in_C, C_TILE_SIZE)   # L830-L831
     h_tile_count, max_h = h_tile_budget(in_H, k_H, dil_W, lhs[0], dt.itemsize if dtype_size is None else dtype_size)
-    tiles = h_window_plan(in_H, k_H, (H_l, H_r), lhs[0], max_h, bookkeeping)
+    tiles = h_window_plan(in_H, k_H, (H_l, H_r), lhs[0], max_h, bookkeeping)         # at most MAX_H_TILES
     buffers = dict(filter_sbuf=k_H * k_W,
                    image_sbuf=max(max(t.load_h_size for t in tiles), 1) * in_W,
                    dilated_image=max(t.buffer_rows(lhs[0]) for t in tiles) * dil_W,
                    product_sbuf=out_W * k_H * k_W,
                    results_sbuf=max(t.window_size for t in tiles) * out_W)
-    plan = Conv2dPlan(in_C, in_H, in_W, in_N, k_H, k_W, padding, lhs, None if in_perm is None else tuple(in_perm),
+    plan = Conv2dPlan(in_C, in_H, in_W, in_N, k_H, k_W, padding, lhs, in_perm,
                       dt.name, dt.itemsize, dt.itemsize if dtype_size is None else dtype_size, bookkeeping,
                       dil_H, dil_W, out_H, out_W, C_TILE_SIZE, C_NUM_TILES, h_tile_count, max_h, tiles, buffers)
-    tg = get_target(target)
-    if in_perm is not None:                       # the fb10 -> f01b transpose holds two chunks of >= one H row each
-        hc = max(1, min(in_H, TRANSPOSE_BUDGET_BYTES // (in_N * in_W * dt.itemsize)))
-        t_need = 2 * in_N * in_W * hc * dt.itemsize
-        if t_need > tg.sbuf_partition_bytes:
-            raise SimulatorError(f"image too wide for one SBUF partition: the fb10 -> f01b transpose (in_perm={tuple(in_perm)}) "
-                                 f"holds in_N * in_W = {in_N * in_W} elements per H row twice, {t_need} B per partition, "
-                                 f"but one {tg.name} SBUF partition holds {tg.sbuf_partition_bytes} B")
-    need = plan.bytes_per_partition
-    if need['total'] > tg.sbuf_partition_bytes:
-        raise SimulatorError(
-            f"image too wide for one SBUF partition: in_W={in_W} with lhs_dilation {lhs[1]} and W padding {(W_l, W_r)} "
-            f"gives dilated rows of dil_W={dil_W} elements, and a tile of at least k_H={k_H} of them with its buffers needs "
-            f"{need['total']} B per partition (" + ', '.join(f"{k} {v} B" for k, v in need.items() if k != 'total') +
-            f"), but one {tg.name} SBUF partition holds {tg.sbuf_partition_bytes} B")
+    if plan.bytes_per_partition['total'] > tg.sbuf_partition_bytes: raise SimulatorError(_too_tall(plan, tg))
     return plan
 
 # %% ../nbs/09_conv2d.ipynb #aab79da8
 def budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
-                 dtypes=(('float32', 4), ('bfloat16 / float16', 2), ('an 8-byte type (not simulated)', 8))) -> str:
-    "Markdown table: tile height, H tiles and dilated-tile bytes per partition, seed budget vs real dtype size."
-    rows = ['| dtype | budget | h_tile_count | max_h_tile_size | H tiles | dilated tile B/partition | within 16 KiB |',
-            '|---|---|---|---|---|---|---|']
+                 dtypes=(('fp32', 4), ('bf16, fp16', 2), ('8-byte (arithmetic only)', 8))) -> str:
+    "Markdown table: tile height, H tiles and dilated-tile bytes per partition, the budget as written vs the real dtype size."
+    rows = ['| dtype | budget counts | h_tile_count | max_h_tile_size | H tiles | dilated tile, B | fits 16 KiB |',
+            '|:---|:---|---:|---:|---:|---:|:---|']
     for name, isz in dtypes:
-        for label, ds in (('seed: dtype_size=4', SEED_DTYPE_SIZE), (f'real: {isz} B', isz)):
+        isz = check_int(isz, f"the size of {name!r}", 1)
+        for label, ds in ((f'{SEED_DTYPE_SIZE} B (as written)', SEED_DTYPE_SIZE), (f'{isz} B (real)', isz)):
             p = conv2d_plan(img_shape, filter_shape, padding, lhs_dilation=lhs_dilation, dtype_size=ds)
             dil = max(t.dilated_h_size for t in p.tiles) * p.dil_W * isz
-            rows.append(f"| {name} | {label} | {p.h_tile_count} | {p.max_h_tile_size} | {len(p.tiles)} | {dil} | "
+            rows.append(f"| {name} | {label} | {p.h_tile_count} | {p.max_h_tile_size} | {len(p.tiles)} | {dil:,} | "
                         f"{'yes' if dil <= SBUF_BUDGET_BYTES else '**no**'} |")
     return '\n'.join(rows)
 
@@ -221,13 +265,22 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
                                     in_perm=None, # None, or (1, 0, 3, 2) for an fb10 image
                                     out_shape=None, # optional (N, C, out_H, out_W), checked
                                     *, bookkeeping='fixed', # 'fixed' or 'literal' H-window bookkeeping
-                                    dtype_size=SEED_DTYPE_SIZE # budget bytes per element (seed: 4); None = real size
+                                    dtype_size=SEED_DTYPE_SIZE # budget bytes per element (as written: 4); None = real size
                                    ):
     "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
+    check_unsupported(stride, rhs_dilation, in_perm)                                     # L795-L798, before anything
+    check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
+    check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
     plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,
                        img.dtype, filter.dtype, bookkeeping=bookkeeping, dtype_size=dtype_size,
-                       target=current_core().target)                                     # L792-L842
-    if in_perm is not None: img = tiled_dve_transpose_210(img)                           # L798: fb10 -> f01b, DVE
+                       target=current_core().target)                                     # L792-L842, sizes, SBUF
+    n = sum(plan.instruction_counts().values())
+    if n > MAX_INSTRUCTIONS:
+        raise SimulatorError(f"this call would issue {n:,} instructions ({plan.C_NUM_TILES} channel tiles x N={plan.in_N} "
+                             f"x out_H={plan.out_H:,} output rows x (k_H * k_W={plan.kernel_size} multiplies + 2)), and a "
+                             f"simulated kernel call may issue at most {MAX_INSTRUCTIONS:,}; conv2d_plan still describes it")
+    # L798-L799: fb10 -> f01b on the Vector engine (the original stays in SBUF; dwlit's transpose writes HBM: see above)
+    if in_perm is not None: img = tiled_dve_transpose_210.func(img)
     in_C, in_H, in_W, in_N = img.shape                                                   # f01b
     k_FO, k_H, k_W, k_FI = filter.shape                                                  # o01i
     (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = plan.padding
@@ -237,6 +290,7 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
     out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=img.dtype, buffer=nl.shared_hbm)
     C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES                        # L830-L831
     kernel_size = k_H * k_W
+    # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
     B = plan.buffers                                                                     # elements per partition
     filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
     image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
@@ -249,7 +303,8 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
         c_current = min(C_TILE_SIZE, in_C - c_start)
         nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
                       filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        # access patterns reused inside the loops, built once per channel tile
+        # access patterns reused inside the loops, built once per channel tile (in the simulator every .ap() call
+        # builds and bounds-checks a NumPy view; rebuilding them per multiply would dominate the run time)
         filter_tap = [filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=k)   # stride-0 broadcast
                       for k in range(kernel_size)]
         product_tap = [product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=k)

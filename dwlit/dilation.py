@@ -6,51 +6,91 @@ Docs: https://dwlit.github.io/dwlit/dilation.html.md"""
 
 # %% ../nbs/08_dilation.ipynb #e9f548c8
 from __future__ import annotations
-from dataclasses import dataclass, fields, astuple
+from dataclasses import dataclass
 import numpy as np
-from .memory import SimulatorError
+from .memory import SimulatorError, SimulatorTypeError, check_int, check_ints, check_tensor, current_core
 from .isa import nl, nisa, kernel
+from .layouts import check_dims
 
 # %% auto #0
-__all__ = ['PAD', 'ZERO', 'BOOKKEEPING', 'calc_dilated_dimension', 'calc_inverse_dilated_dimension', 'dilated_row_sources',
-           'dilate_tile', 'draw_dilated', 'HTile', 'h_window_plan', 'plan_table', 'tile_rows', 'plan_errors',
-           'draw_h_window', 'h_window_widget', 'h_window_animation']
+__all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'PADDING_FORM', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS', 'MAX_DRAWN_ROWS',
+           'calc_dilated_dimension', 'calc_inverse_dilated_dimension', 'dilated_row_sources', 'check_padding2d',
+           'check_dilate_tile', 'dilate_tile', 'draw_dilated', 'HTile', 'check_h_window', 'h_window_plan', 'plan_table',
+           'tile_rows', 'plan_errors', 'draw_h_window', 'h_window_widget', 'h_window_animation']
 
 # %% ../nbs/08_dilation.ipynb #28c8b507
-def calc_dilated_dimension(d: int, # number of samples
+def calc_dilated_dimension(d: int, # number of samples, >= 1
                            dil: int # dilation factor (1 = none)
                           ) -> int:
     "Extent of `d` samples with `dil - 1` zeros inserted between neighbours (L29-L31)."
+    d, dil = check_int(d, 'd', 1), check_int(dil, 'dil', 1)
     return (d - 1) * (dil - 1) + d
 
-def calc_inverse_dilated_dimension(D: int, # a dilated extent
+def calc_inverse_dilated_dimension(D: int, # a dilated extent (the H window also asks with D <= 0)
                                    dil: int # dilation factor
                                   ) -> int:
     "How many samples start within the first `D` dilated positions: `ceil(D / dil)`."
+    D, dil = check_int(D, 'D'), check_int(dil, 'dil', 1)
     return (D + dil - 1) // dil
 
 # %% ../nbs/08_dilation.ipynb #9c0ff2e4
-PAD, ZERO = -2, -1   # markers for a padding row and an inserted (dilation) zero row
+PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
+MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
 
 def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
     "For each row of the dilated, padded image: the image row it holds, or `PAD` / `ZERO`."
-    rows = [PAD] * H_padding[0]
+    in_H, dil_H_lhs = check_int(in_H, 'in_H', 1), check_int(dil_H_lhs, 'dil_H_lhs', 1)
+    H_l, H_r = check_ints(H_padding, 'H_padding', 2, minimum=0, names=('H_padding_l', 'H_padding_r'))
+    n = calc_dilated_dimension(in_H, dil_H_lhs) + H_l + H_r
+    if n > MAX_LISTED_ROWS:
+        raise SimulatorError(f"dilated_row_sources lists one entry per row: in_H={in_H:,} rows with dil_H_lhs={dil_H_lhs:,} "
+                             f"and H_padding {(H_l, H_r)} make {n:,} rows, more than {MAX_LISTED_ROWS:,}")
+    rows = [PAD] * H_l
     for i in range(in_H):
         rows.append(i)
         if i < in_H - 1: rows += [ZERO] * (dil_H_lhs - 1)
-    return rows + [PAD] * H_padding[1]
+    return rows + [PAD] * H_r
 
 # %% ../nbs/08_dilation.ipynb #85356642
+PADDING_FORM = "((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))"
+
+def check_padding2d(padding) -> tuple:
+    "`((H_l, H_r), (W_l, W_r))` as Python ints >= 0, from tuples, lists or a 2 x 2 integer array; anything else is refused."
+    if isinstance(padding, np.ndarray) and padding.ndim == 2: pairs = list(padding)
+    elif isinstance(padding, (tuple, list)): pairs = list(padding)
+    else: raise SimulatorTypeError(f"padding must be {PADDING_FORM}, two pairs of integers, got padding={padding!r}")
+    if len(pairs) != 2:
+        raise SimulatorError(f"padding must be {PADDING_FORM}: a pair for H, then a pair for W; got {len(pairs)} items: "
+                             f"padding={padding!r}")
+    return (check_ints(pairs[0], 'H padding', 2, minimum=0, names=('H_padding_l', 'H_padding_r')),
+            check_ints(pairs[1], 'W padding', 2, minimum=0, names=('W_padding_l', 'W_padding_r')))
+
+def check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
+    "Check `dilate_tile`'s arguments and its SBUF need before anything is allocated; return the dilated sizes."
+    P, H, W = check_dims(shape, 'img', ('P', 'H', 'W'))
+    if P > nl.tile_size.pmax:
+        raise SimulatorError(f"img must have at most {nl.tile_size.pmax} partitions (one channel each), got P={P}")
+    dil = check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1, names=('dil_H_lhs', 'dil_W_lhs'))
+    (H_l, H_r), (W_l, W_r) = check_padding2d(padding)
+    dil_H = calc_dilated_dimension(H, dil[0]) + H_l + H_r
+    dil_W = calc_dilated_dimension(W, dil[1]) + W_l + W_r
+    need, cap = (H * W + dil_H * dil_W) * itemsize, current_core().target.sbuf_partition_bytes
+    if need > cap:
+        raise SimulatorError(f"the dilated, padded image does not fit one SBUF partition: img {H} x {W} with lhs_dilation "
+                             f"{dil} and padding {((H_l, H_r), (W_l, W_r))} is {dil_H:,} x {dil_W:,} elements; with the "
+                             f"dense image that is {need:,} B per partition, and one partition holds {cap:,} B")
+    return dil, ((H_l, H_r), (W_l, W_r)), dil_H, dil_W
+
 @kernel
 def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
                 lhs_dilation=(1, 1), # (dil_H_lhs, dil_W_lhs)
                 padding=((0, 0), (0, 0)) # ((H_l, H_r), (W_l, W_r))
                ):
     "Zero-fill plus one strided scatter copy: the LHS-dilated, padded image (L973-L995)."
+    check_tensor(img, 'img', 3, '(P, H, W)')
+    (dil_H_lhs, dil_W_lhs), ((H_l, H_r), (W_l, W_r)), dil_H, dil_W = check_dilate_tile(
+        img.shape, img.dtype.itemsize, lhs_dilation, padding)
     P, H, W = img.shape
-    (dil_H_lhs, dil_W_lhs), ((H_l, H_r), (W_l, W_r)) = lhs_dilation, padding
-    dil_H = calc_dilated_dimension(H, dil_H_lhs) + H_l + H_r
-    dil_W = calc_dilated_dimension(W, dil_W_lhs) + W_l + W_r
     image_sbuf = nl.ndarray((P, H * W), img.dtype, buffer=nl.sbuf)
     dilated_image = nl.ndarray((P, dil_H * dil_W), img.dtype, buffer=nl.sbuf)
     out = nl.ndarray((P, dil_H, dil_W), img.dtype, buffer=nl.shared_hbm)
@@ -78,7 +118,7 @@ def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     ax.set_xticks(range(dilated.shape[1])); ax.set_yticks(range(dilated.shape[0]))
     ax.set_xticks(np.arange(-.5, dilated.shape[1]), minor=True); ax.set_yticks(np.arange(-.5, dilated.shape[0]), minor=True)
     ax.grid(which='minor', color='#999999', linewidth=0.5)
-    ax.set_xlabel('column of the dilated buffer (W)'); ax.set_ylabel('row (H)')
+    ax.set_xlabel('column (W)'); ax.set_ylabel('row (H)')
     ax.set_title(title or f"Output: dilated buffer; blue = image sample, 0 = inserted zero, p = padding", fontsize=9)
     return ax
 
@@ -105,23 +145,49 @@ class HTile:
         return self.load_h_size > 0 and not self.skip_copy
     def buffer_rows(self, dil_H_lhs: int) -> int:
         "Rows of the dilated buffer the tile touches (the memset's rows, or the scatter's last row if lower)."
+        dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
         return max(self.dilated_h_size, self.i_padding + (self.load_h_size - 1) * dil_H_lhs + 1 if self.loads else 0)
 
 # %% ../nbs/08_dilation.ipynb #a85b932b
+MAX_H_TILES = 100_000   # the planner takes one loop step per tile: plans longer than this are refused
+
 def _check_bookkeeping(bookkeeping):
-    if bookkeeping not in BOOKKEEPING:
+    if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
+
+def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> tuple:
+    "Check the H window's arguments and bound its length before planning; return them as Python ints."
+    _check_bookkeeping(bookkeeping)
+    in_H, k_H = check_int(in_H, 'in_H', 1), check_int(k_H, 'k_H', 1)
+    H_l, H_r = check_ints(H_padding, 'H_padding', 2, minimum=0, names=('H_padding_l', 'H_padding_r'))
+    dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
+    max_h = check_int(max_h_tile_size, 'max_h_tile_size', 1)
+    dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_l + H_r
+    if k_H > dil_H_total:
+        raise SimulatorError(f"k_H must be <= the rows of the dilated, padded image, dil_H = {dil_H_total:,}, got k_H={k_H:,}: "
+                             f"there is no output row")
+    if max_h < k_H:
+        raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel, as the budget "
+                             f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
+    out_H = dil_H_total - k_H + 1
+    per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
+    most = -(-out_H // per_tile) + 1
+    if most > MAX_H_TILES:
+        raise SimulatorError(f"the H window would need up to {most:,} H tiles: out_H = {out_H:,} output rows, each tile "
+                             f"yielding at least {per_tile:,} (max_h_tile_size={max_h:,} image rows with "
+                             f"dil_H_lhs={dil_H_lhs:,}, k_H={k_H:,}); dwlit plans at most {MAX_H_TILES:,} tiles")
+    return in_H, k_H, (H_l, H_r), dil_H_lhs, max_h
 
 def h_window_plan(in_H: int, # image rows
                   k_H: int, # kernel rows
                   H_padding: tuple, # (H_padding_l, H_padding_r)
                   dil_H_lhs: int, # LHS dilation along H
-                  max_h_tile_size: int, # image rows per tile (from the SBUF budget)
-                  bookkeeping: str = 'fixed' # 'fixed' (default) or 'literal' (seed + older variant as written)
+                  max_h_tile_size: int, # image rows per tile (from the SBUF budget), >= k_H
+                  bookkeeping: str = 'fixed' # 'fixed' (default) or 'literal' (as the walkthrough and the older variant write it)
                  ) -> list:
     "The H sliding window of L876-L916 as a list of `HTile`s, one per tile."
-    _check_bookkeeping(bookkeeping)
-    H_padding_l, H_padding_r = H_padding
+    in_H, k_H, (H_padding_l, H_padding_r), dil_H_lhs, max_h_tile_size = check_h_window(
+        in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
     dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_padding_l + H_padding_r     # L821
     out_H = dil_H_total - k_H + 1
     tiles, outer_row = [], 0
@@ -156,27 +222,54 @@ def h_window_plan(in_H: int, # image rows
     return tiles
 
 # %% ../nbs/08_dilation.ipynb #cf7c7280
+def _check_plan(plan) -> list:
+    if not isinstance(plan, (list, tuple)) or not all(isinstance(t, HTile) for t in plan):
+        raise SimulatorTypeError(f"plan must be a list of HTile records (what h_window_plan returns), got {type(plan).__name__}")
+    return list(plan)
+
+def _flags(t: HTile) -> str:
+    f = (['last row'] if t.is_last_row else []) + ([f"dilation row (+{t.dilation_offset})"] if t.is_dilation_row else [])
+    return ', '.join(f + (['skip copy'] if t.skip_copy else [])) or '-'
+
 def plan_table(plan: list) -> str:
-    "The plan as a Markdown table, one row per tile."
-    names = [f.name for f in fields(HTile)]
-    rows = ['| tile | ' + ' | '.join(names) + ' |', '|' + '---|' * (len(names) + 1)]
-    rows += [f"| {i} | " + ' | '.join(str(v) for v in astuple(t)) + ' |' for i, t in enumerate(plan)]
-    return '\n'.join(rows)
+    "The plan as two Markdown tables narrow enough for the page: where each tile starts, then what it loads and yields."
+    plan = _check_plan(plan)
+    where = ['| tile | outer_row | h_tile_size | flags |', '|---:|---:|---:|:---|']
+    what = ['| tile | image rows loaded | i_padding | dilated_h_size | window_size |', '|---:|:---|---:|---:|---:|']
+    for i, t in enumerate(plan):
+        first, last = t.org_image_index, t.org_image_index + t.load_h_size - 1
+        loaded = ('none' if not t.loads else f"{first} (1)" if first == last else f"{first}..{last} ({t.load_h_size})")
+        where.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {_flags(t)} |")
+        what.append(f"| {i} | {loaded} | {t.i_padding} | {t.dilated_h_size} | {t.window_size} |")
+    return '\n'.join(['**Where each tile starts**', ''] + where + ['', '**What it loads and yields**', ''] + what)
+
 
 # %% ../nbs/08_dilation.ipynb #17f103cf
+MAX_CHECKED_ROWS = 10**7   # plan_errors rebuilds and compares rows one by one: at most this many
+
 def tile_rows(t: HTile, dil_H_lhs: int) -> list:
     "What each row of a tile's dilated buffer holds after the memset and the scatter: an image row or `ZERO`."
-    rows = [ZERO] * t.buffer_rows(dil_H_lhs)
+    if not isinstance(t, HTile): raise SimulatorTypeError(f"t must be an HTile (one tile of h_window_plan), got t={t!r}")
+    n = t.buffer_rows(dil_H_lhs)
+    if n > MAX_LISTED_ROWS:
+        raise SimulatorError(f"tile_rows lists one entry per buffer row: this tile's buffer has {n:,} rows, more than {MAX_LISTED_ROWS:,}")
+    rows = [ZERO] * n
     if t.loads:
         for k in range(t.load_h_size): rows[t.i_padding + k * dil_H_lhs] = t.org_image_index + k
     return rows
 
 def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> list:
     "The output rows whose window reads wrong rows under the plan (empty when the plan is right)."
+    plan = h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)   # checks every argument
+    out_H = sum(t.window_size for t in plan)
+    work = out_H * k_H + sum(t.buffer_rows(dil_H_lhs) for t in plan)
+    if work > MAX_CHECKED_ROWS:
+        raise SimulatorError(f"plan_errors compares rows one by one: {out_H:,} output rows x k_H={k_H:,} rows, plus "
+                             f"the tiles' buffers, are {work:,} rows, more than {MAX_CHECKED_ROWS:,}")
     truth = [max(r, ZERO) for r in dilated_row_sources(in_H, H_padding, dil_H_lhs)]   # padding reads as zero
     out_H = len(truth) - k_H + 1
     bad, produced = [], []
-    for t in h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping):
+    for t in plan:
         rows = tile_rows(t, dil_H_lhs)
         for h in range(t.window_size):
             o = t.outer_row + h; produced.append(o)
@@ -187,13 +280,16 @@ def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='f
 
 # %% ../nbs/08_dilation.ipynb #ef88650f
 _KIND_COLOURS = {PAD: '#dddddd', ZERO: '#ffffff'}
+MAX_DRAWN_ROWS = 120   # one bar per dilated row: more would not read
 
 def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, bookkeeping='fixed', axs=None):
     "Draw tile `step` of the H window: rows it loads (input, left) and output rows it produces (right)."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     plan = h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
-    t = plan[step]
+    t = plan[check_int(step, 'step', 0, len(plan) - 1)]
     src = dilated_row_sources(in_H, H_padding, dil_H_lhs)
+    if len(src) > MAX_DRAWN_ROWS:
+        raise SimulatorError(f"draw_h_window draws one bar per row: at most {MAX_DRAWN_ROWS} rows, got {len(src):,}")
     out_H = len(src) - k_H + 1
     if axs is None: axs = plt.subplots(1, 2, figsize=(7, 0.26 * len(src) + 1.6))[1]
     a0, a1 = axs
@@ -243,7 +339,7 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
     draw()
     return W.VBox([W.HBox([w['in_H'], w['k_H'], w['dil_H_lhs']]), W.HBox([w['H_l'], w['H_r'], w['m']]), W.HBox([w['step'], w['bk']]), info, out])
 
-def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=60):
+def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=100):
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     from matplotlib import animation

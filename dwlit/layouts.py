@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 import numpy as np
-from .memory import SimulatorError
+from .memory import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_tensor, get_target,
+                          current_core)
 from .isa import nl, nisa, kernel
 
 # %% auto #0
-__all__ = ['IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'Layout', 'parse_layout', 'ConvLayouts', 'parse_conv_labels',
-           'convert_layout', 'f01b_gather', 'draw_gather', 'contiguous_runs', 'in_perm_label',
+__all__ = ['MAX_LABEL', 'IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'MAX_HBM_ELEMENTS', 'MAX_INSTRUCTIONS', 'Layout',
+           'parse_layout', 'ConvLayouts', 'parse_conv_labels', 'convert_layout', 'f01b_gather', 'draw_gather',
+           'contiguous_runs', 'in_perm_label', 'check_dims', 'transpose_chunk_rows', 'check_transpose',
            'tiled_dve_transpose_210']
 
 # %% ../nbs/07_layouts.ipynb #88014bdc
@@ -50,14 +52,22 @@ for _k in _NAMES:
     for _d in range(3, 10): _NAMES[_k][str(_d)] = f"S{_d}"
 
 # %% ../nbs/07_layouts.ipynb #18955b77
-def parse_layout(label: str, kind: str = 'image') -> Layout:
+MAX_LABEL = 12   # 'b', 'f' and the ten digits 0-9: no valid label is longer
+
+def parse_layout(label: str, kind: str = 'image',
+                 arg: str = 'label' # the argument's name, for the messages
+                ) -> Layout:
     "Decode one dimension label (`'f01b'`, `'o01i'`, ...) of an image (`b`, `f`) or filter (`o`, `i`) tensor."
-    if kind not in ('image', 'filter'):
+    if not isinstance(kind, str) or kind not in ('image', 'filter'):
         raise SimulatorError(f"kind must be 'image' or 'filter', got kind={kind!r}")
     letters = 'bf' if kind == 'image' else 'oi'
-    where = f"{kind} label {label!r}"
     if not isinstance(label, str) or not label:
-        raise SimulatorError(f"{where}: a label is a non-empty string such as {'f01b' if kind == 'image' else 'o01i'}")
+        raise SimulatorTypeError(f"{arg} must be a non-empty string such as {'f01b' if kind == 'image' else 'o01i'!r}, "
+                                 f"got {arg}={label!r}")
+    if len(label) > MAX_LABEL:
+        raise SimulatorError(f"{arg} must have at most {MAX_LABEL} letters (two axis letters and the digits 0-9), "
+                             f"got {len(label):,} letters: {label[:20]!r}...")
+    where = f"{kind} label {label!r}"
     bad = [c for c in label if c not in letters and not c.isdigit()]
     if bad:
         raise SimulatorError(f"{where}: letter {bad[0]!r} is not allowed; {'an' if kind == 'image' else 'a'} {kind} label uses {letters[0]!r}, "
@@ -98,20 +108,24 @@ def parse_conv_labels(labels: str) -> ConvLayouts:
 # %% ../nbs/07_layouts.ipynb #2bf7fa68
 def convert_layout(x: np.ndarray, src: str, dst: str, kind: str = 'image') -> np.ndarray:
     "Re-order the axes of `x` from layout `src` to layout `dst` (e.g. 'bf01' -> 'f01b')."
-    s, d = parse_layout(src, kind), parse_layout(dst, kind)
+    s, d = parse_layout(src, kind, 'src'), parse_layout(dst, kind, 'dst')
     if s.spatial_rank != d.spatial_rank:
         raise SimulatorError(f"convert_layout: {src!r} and {dst!r} have different spatial ranks")
     x = np.asarray(x)
     if x.ndim != len(src):
-        raise SimulatorError(f"convert_layout: an array in layout {src!r} has {len(src)} axes, got shape {x.shape}")
+        raise SimulatorError(f"convert_layout: x must have {len(src)} axes for layout {src!r}, got shape {x.shape}")
     return np.transpose(np.transpose(x, s.perm_to_canonical), d.perm_from_canonical)
 
 # %% ../nbs/07_layouts.ipynb #9a8a6e41
 def f01b_gather(C, H, W, N, # image shape (f01b: C, H, W, N)
                 c_start=0, c_current=None, n=0, org_image_index=0, load_h_size=None):
     "The L949-L968 pattern and offset that gather rows of batch element `n` for a channel tile of an f01b image."
-    c_current = C - c_start if c_current is None else c_current
-    load_h_size = H - org_image_index if load_h_size is None else load_h_size
+    C, H, W, N = (check_int(v, k, 1) for k, v in dict(C=C, H=H, W=W, N=N).items())
+    c_start = check_int(c_start, 'c_start', 0, C - 1)
+    c_current = check_int(C - c_start if c_current is None else c_current, 'c_current', 1, C - c_start)
+    n = check_int(n, 'n', 0, N - 1)
+    org_image_index = check_int(org_image_index, 'org_image_index', 0, H - 1)
+    load_h_size = check_int(H - org_image_index if load_h_size is None else load_h_size, 'load_h_size', 1, H - org_image_index)
     pattern = [[H * W * N, c_current], [W * N, load_h_size], [N, W]]
     offset = c_start * H * W * N + org_image_index * W * N + n
     return pattern, offset
@@ -144,7 +158,12 @@ def draw_gather(view, C, H, W, N, ax=None, title=None):
 # %% ../nbs/07_layouts.ipynb #fd448019
 def contiguous_runs(addresses: np.ndarray) -> int:
     "How many maximal runs of consecutive addresses a DMA reading `addresses` (in order) walks."
-    a = np.asarray(addresses).ravel()
+    if isinstance(addresses, (set, frozenset, dict, str, bytes)):
+        raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {addresses!r}")
+    a = np.asarray(addresses)
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise SimulatorTypeError(f"addresses must be integers, got an array of {a.dtype}")
+    a = a.ravel().astype(np.int64)
     return int(1 + np.count_nonzero(np.diff(a) != 1)) if a.size else 0
 
 # %% ../nbs/07_layouts.ipynb #89d23084
@@ -153,21 +172,56 @@ IN_PERM_FB10 = (1, 0, 3, 2)
 def in_perm_label(in_perm) -> str:
     "The layout label an image stored with axis permutation `in_perm` (of N, C, H, W) has, e.g. (1, 0, 3, 2) -> 'fb10'."
     if in_perm is None: return 'f01b'
-    if sorted(in_perm) != [0, 1, 2, 3]:
+    p = check_ints(in_perm, 'in_perm', length=4)
+    if sorted(p) != [0, 1, 2, 3]:
         raise SimulatorError(f"in_perm must be a permutation of (0, 1, 2, 3) (axes N, C, H, W), got in_perm={in_perm!r}")
-    return ''.join('bf01'[i] for i in in_perm)
+    return ''.join('bf01'[i] for i in p)
 
 # %% ../nbs/07_layouts.ipynb #334e1a51
-TRANSPOSE_BUDGET_BYTES = 16 * 1024
+TRANSPOSE_BUDGET_BYTES = 16 * 1024   # SBUF bytes per partition for one chunk (source and result each)
+MAX_HBM_ELEMENTS = 2**26             # largest HBM tensor a simulated 2D kernel allocates (the simulator's HBM is host memory)
+MAX_INSTRUCTIONS = 10**6             # most instructions one simulated 2D kernel call may issue (about a minute)
+
+def check_dims(shape, arg: str, names) -> tuple:
+    "`shape` as Python ints, each at least 1, or an error naming the empty axis of `arg`."
+    shape = tuple(int(s) for s in shape)
+    for k, v in zip(names, shape):
+        if v < 1:
+            raise SimulatorError(f"{arg} must have at least one element along every axis, got {k}={v} (shape {shape})")
+    return shape
+
+def transpose_chunk_rows(N: int, W: int, H: int, itemsize: int) -> int:
+    "H rows per chunk of the fb10 -> f01b transpose: as many as fit the 16 KiB budget, and at least one."
+    return max(1, min(H, TRANSPOSE_BUDGET_BYTES // (N * W * itemsize)))
+
+def check_transpose(shape, # the fb10 image (C, N, W, H)
+                    itemsize: int, target=None) -> int:
+    "Refuse, before anything is allocated, an fb10 image the transpose cannot hold or would take too long on; return the chunk rows."
+    C, N, W, H = check_dims(shape, 'img', ('C', 'N', 'W', 'H'))
+    hc = transpose_chunk_rows(N, W, H, itemsize)
+    need, tg = 2 * N * W * hc * itemsize, get_target(target)
+    if need > tg.sbuf_partition_bytes:
+        raise SimulatorError(f"image too wide for one SBUF partition: the fb10 -> f01b transpose holds at least one H row "
+                             f"of every batch element, in_N * in_W = {N * W:,} elements, twice (source and result), "
+                             f"{need:,} B per partition, but one {tg.name} SBUF partition holds {tg.sbuf_partition_bytes:,} B")
+    if C * H * W * N > MAX_HBM_ELEMENTS:
+        raise SimulatorError(f"img too large: its f01b copy would hold C * H * W * N = {C * H * W * N:,} elements, and the "
+                             f"simulator allocates at most {MAX_HBM_ELEMENTS:,} elements per HBM tensor")
+    n = 3 * -(-C // nl.tile_size.pmax) * -(-H // hc)
+    if n > MAX_INSTRUCTIONS:
+        raise SimulatorError(f"img too large to transpose here: {n:,} instructions (3 per channel tile and chunk of {hc} "
+                             f"H rows), and a simulated kernel call may issue at most {MAX_INSTRUCTIONS:,}")
+    return hc
 
 @kernel
 def tiled_dve_transpose_210(img # (C, N, W, H) image in HBM: layout fb10
                            ):
     "fb10 (C, N, W, H) -> f01b (C, H, W, N) in HBM through SBUF, one Vector-engine transpose per (channel tile, H chunk)."
+    check_tensor(img, 'img', 4, '(C, N, W, H) (fb10)')
+    hc = check_transpose(img.shape, img.dtype.itemsize, current_core().target)       # H rows per chunk
     C, N, W, H = img.shape
     out = nl.ndarray((C, H, W, N), img.dtype, buffer=nl.hbm, name='img_f01b')
     P = min(C, nl.tile_size.pmax)
-    hc = max(1, min(H, TRANSPOSE_BUDGET_BYTES // (N * W * img.dtype.itemsize)))   # H rows per chunk
     ps = N * W * hc
     src = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf)
     dst = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf)

@@ -1,6 +1,6 @@
 """The 2D depthwise kernel with LHS dilation against a separately written NumPy reference, its trace contract,
 its SBUF accounting, the literal bookkeeping's failures, and its errors."""
-import itertools
+import itertools, re
 import numpy as np
 import pytest
 from hypothesis import given, settings, assume, example, event, strategies as st, HealthCheck
@@ -153,7 +153,7 @@ def test_budget_numbers():
     assert h_tile_budget(56, 3, 113, 2, dtype_size=2) == (73, 36)
     assert h_tile_budget(2, 7, 5, 1) == (820, 7)               # never below the kernel height
     p = conv2d_plan((8, 56, 56, 1), (8, 3, 3, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2), dtype='bfloat16')
-    assert p.dtype_size == 4 and p.max_h_tile_size == 18       # the seed's hard-coded 4 bytes
+    assert p.dtype_size == 4 and p.max_h_tile_size == 18       # the original's hard-coded 4 bytes (L839)
     p = conv2d_plan((8, 56, 56, 1), (8, 3, 3, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2), dtype='bfloat16', dtype_size=None)
     assert p.dtype_size == 2 and p.max_h_tile_size == 36
 
@@ -186,26 +186,26 @@ P = ((1, 1), (1, 1))
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: K(x, f, ((1, 1), (-1, 0))), "padding must be >= 0 (L792), got W_padding_l=-1"),
+    (lambda: K(x, f, ((1, 1), (-1, 0))), "padding must be >= 0, got W_padding_l=-1"),
     (lambda: K(x, f, ((-2, 1), (0, 0))), "got H_padding_l=-2"),
     (lambda: K(x, f, P, stride=(2, 1)), "stride must be (1, 1) or None"),
-    (lambda: K(x, f, P, rhs_dilation=(2, 2)), "not supported together with lhs_dilation"),
+    (lambda: K(x, f, P, rhs_dilation=(2, 2)), "rhs_dilation must be (1, 1) or None"),
     (lambda: K(x, f[:3], P), "img has C=4, filter has k_FO=3"),
     (lambda: K(x, f, P, out_shape=(2, 5, 5, 6)), "out_shape has C=5"),
-    (lambda: K(x, np.zeros((4, 3, 3, 2), np.float32), P), "k_FI == 1"),
+    (lambda: K(x, np.zeros((4, 3, 3, 2), np.float32), P), "one input channel per filter (k_FI == 1)"),
     (lambda: K(x, f, P, out_shape=(3, 4, 5, 6)), "out_shape has N=3 but the image has N=2"),
     (lambda: K(x, f, P, out_shape=(2, 4, 5, 5)), "out_shape spatial size must be"),
     (lambda: K(x, np.zeros((4, 8, 3, 1), np.float32), P), "larger than the dilated, padded image"),
-    (lambda: K(x, f, P, lhs_dilation=(0, 1)), "lhs_dilation must be integers >= 1"),
-    (lambda: K(x, f, P, lhs_dilation=(1, 2.0)), "lhs_dilation must be a pair of integers"),
-    (lambda: K(x, f, P, lhs_dilation=3), "lhs_dilation must be a pair of integers or None"),
+    (lambda: K(x, f, P, lhs_dilation=(0, 1)), "lhs_dilation must be >= 1, got dil_H_lhs=0"),
+    (lambda: K(x, f, P, lhs_dilation=(1, 2.0)), "lhs_dilation must hold integers, got dil_W_lhs=2.0"),
+    (lambda: K(x, f, P, lhs_dilation=3), "lhs_dilation must be a tuple or a list of integers"),
     (lambda: K(x, f, P, in_perm=(0, 1, 2, 3)), "in_perm must be None"),
     (lambda: K(np.zeros((1, 1, 20000, 1), np.float32), np.zeros((1, 1, 3, 1), np.float32), P),
      "image too wide for one SBUF partition"),
     (lambda: K(np.zeros((1, 3, 9000, 1), np.float32), np.zeros((1, 1, 1, 1), np.float32), ((0, 0), (0, 0)),
                in_perm=(1, 0, 3, 2)), "the fb10 -> f01b transpose"),
     (lambda: K(x, f.astype(np.float16), P), "same dtype"),
-    (lambda: K(x[0], f, P), "img must be 4-D"),
+    (lambda: K(x[0], f, P), "img must have 4 axes (C, H, W, N) (f01b)"),
     (lambda: K(x, f, P, bookkeeping='x'), "bookkeeping must be one of"),
 ])
 def test_bad_input_is_refused(call, message):
@@ -213,3 +213,4 @@ def test_bad_input_is_refused(call, message):
         call()
     assert message in str(e.value)
     assert isinstance(e.value, ValueError)
+    assert not re.search(r"\bL\d{2,4}\b", str(e.value)), "an error message carries a line number of the original"
