@@ -8,7 +8,7 @@ Docs: https://dwlit.github.io/dwlit/conv1d_dispatch.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
-from .memory import (SimulatorError, SimulatorTypeError, TARGETS, get_target, as_dtype, check_int, check_ints,
+from .memory import (SimulatorError, SimulatorTypeError, TARGETS, Target, get_target, as_dtype, check_int, check_ints,
                           MAX_PROGRAMS)
 from .im2col import errors_from, shape_arg, padding_arg
 from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbuf_bytes, conv1d_geometry)
@@ -16,7 +16,7 @@ from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbu
 # %% auto #0
 __all__ = ['Dispatch', 'dispatch_decision', 'plot_dispatch', 'dispatch_explorer', 'ProgramTiles', 'check_programs',
            'spmd_tile_table', 'plot_tiles', 'tiles_explorer', 'instruction_free_sizes', 'plot_chunks',
-           'chunks_explorer', 'sbuf_report', 'max_W', 'Conv1dPlan', 'conv1d_plan']
+           'chunks_explorer', 'target_arg', 'sbuf_report', 'max_W', 'Conv1dPlan', 'conv1d_plan']
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #617dbe4f
 @dataclass(frozen=True)
@@ -200,6 +200,12 @@ def chunks_explorer():
     return W.VBox([W.HBox([wo, wf, j]), out])
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #591bb826
+def target_arg(target):
+    "The `Target` for `target` (None, a name or a Target); anything else is refused with the names it takes."
+    if target is not None and not isinstance(target, (str, Target)):
+        raise SimulatorTypeError(f"target must be None or one of {sorted(TARGETS)}, got target={target!r}")
+    return get_target(target)
+
 def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype='float32') -> list:
     "Per program: (pid, bytes per SBUF partition by buffer, total, capacity) for the 1D entry point; no simulation."
     with errors_from('sbuf_report'):
@@ -209,7 +215,7 @@ def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype
     g = conv1d_geometry((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (pl, pr)), (N, C, 1, max(1, pl + W + pr - W_f + 1)),
                         dtype, who='sbuf_report')
     path = 'default' if dispatch_decision(g.W_out, W_f).chunks == 1 else 'f_packing'
-    cap = get_target(target).sbuf_partition_bytes
+    with errors_from('sbuf_report'): cap = target_arg(target).sbuf_partition_bytes
     rows = []
     for r in spmd_tile_table(C, num_programs):
         need = {} if r.idle else conv1d_sbuf_bytes(path, N, W_f, g.W_out, g.image_size, r.full_tiles, r.has_partial,
@@ -226,7 +232,7 @@ def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', 
         if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
         if full_tiles == 0 and not partial:
             raise SimulatorError("a program with no tiles holds nothing, so every W fits: full_tiles must be >= 1, or partial=True")
-    cap, isz = get_target(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
+    with errors_from('max_W'): cap, isz = target_arg(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
     def need(W):
         W_out = pl + W + pr - W_f + 1
         path = 'default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing'
@@ -279,7 +285,7 @@ def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, d
         W_f = shape_arg(filter_shape, 'filter.shape', ('C_out', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f) (oi01)')[3]
         (_, _), (pl, pr) = padding_arg(padding)
     g = conv1d_geometry(img_shape, filter_shape, padding, (N, C, 1, max(1, pl + W + pr - W_f + 1)), dtype)
-    tgt = get_target(target).name
+    with errors_from('conv1d_plan'): tgt = target_arg(target).name
     return Conv1dPlan(g, num_programs, tgt, dispatch_decision(g.W_out, g.W_f), spmd_tile_table(g.C, num_programs),
                       instruction_free_sizes(g.W_out, g.W_f),
                       sbuf_report(g.N, g.C, g.W, g.W_f, (g.W_padding_l, g.W_padding_r), num_programs, tgt, dtype))

@@ -427,6 +427,22 @@ def test_conv1d_plan(arg_value, programs):
     elif kind == 'error': names(r, 'padding', 'padded row', 'num_programs')
 
 
+TARGET_OR_DTYPE = st.sampled_from([('target', v) for v in ({'trn1'}, ['trn1'], 'trn9', 3, True, b'trn1', ('trn1',))] +
+                                   [('dtype', v) for v in ({'float32'}, ['float32'], 'float64', np.int32, 4, True, None)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(['sbuf_report', 'max_W', 'conv1d_plan']), TARGET_OR_DTYPE)
+def test_planner_target_and_dtype(name, tv):
+    "A target or dtype the planners do not know: a SimulatorError naming it (never a bare TypeError from a dict)."
+    arg, value = tv
+    fn = {'sbuf_report': lambda **kw: sbuf_report(1, 300, 100, 3, (1, 1), 2, **kw), 'max_W': lambda **kw: max_W(2, 3, **kw),
+          'conv1d_plan': lambda **kw: conv1d_plan((1, 300, 1, 100), (300, 1, 1, 3), ((0, 0), (1, 1)), 2, **kw)}[name]
+    kind, r = outcome(lambda: fn(**{arg: value}))
+    assert kind == 'error', f"{arg}={value!r} accepted"
+    names(r, arg)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(['window_ap', 'broadcast_ap']), st.sampled_from(['W_out', 'W_f', 'offset']),
        scalar(1, 3, 0))
