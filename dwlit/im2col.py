@@ -1,4 +1,4 @@
-"""Two overlapping access patterns turn one SBUF row per channel into an im2col matrix that is never copied; one multiply and one reduce on the Vector engine finish a depthwise convolution. On the PE array, 127 of every 128 multiplies would be by a zero weight.
+"""Two overlapping access patterns turn one SBUF row per channel into an im2col matrix that is never copied; one multiply and one reduce on the Vector engine finish a depthwise convolution. The PE array would waste 127 of every 128 multiplies.
 
 Docs: https://dwlit.github.io/dwlit/virtual_im2col.html.md"""
 

@@ -31,16 +31,32 @@ class TooSlow(BaseException):
     "Raised by the alarm; a BaseException so that no `except Exception` in the code under test can swallow it."
 
 
+def address_space_cap(extra=2**31):
+    """Lower the process's address-space limit to its current size + `extra` (Linux), so that a regression that tries to
+    allocate tens of GB gets a MemoryError instead of the machine's memory; returns the limits to restore, or None."""
+    try:
+        import resource
+        size = int(re.search(r"VmSize:\s+(\d+) kB", open('/proc/self/status').read()).group(1)) * 1024
+        old = resource.getrlimit(resource.RLIMIT_AS)
+        cap = size + extra if old[1] == resource.RLIM_INFINITY else min(size + extra, old[1])
+        resource.setrlimit(resource.RLIMIT_AS, (cap, old[1]))
+        return old
+    except (ImportError, OSError, AttributeError, ValueError): return None
+
+
 @contextmanager
 def bounded():
     "Fail if the block runs longer than SECONDS or allocates more than MEGABYTES at its peak (tracemalloc)."
     def alarm(*_): raise TooSlow(f"more than {SECONDS} s")
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, SECONDS)
+    limits = address_space_cap()
     tracemalloc.start()
     try: yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
+        if limits is not None:
+            import resource; resource.setrlimit(resource.RLIMIT_AS, limits)
         _, peak = tracemalloc.get_traced_memory(); tracemalloc.stop()
         assert peak < MEGABYTES * 2**20, f"peak memory {peak / 2**20:.0f} MB"
 
