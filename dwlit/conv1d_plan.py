@@ -11,7 +11,8 @@ import numpy as np
 from .memory import (SimulatorError, SimulatorTypeError, TARGETS, Target, get_target, as_dtype, check_int, check_ints,
                           MAX_PROGRAMS)
 from .im2col import errors_from, shape_arg, padding_arg
-from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbuf_bytes, conv1d_geometry)
+from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbuf_bytes, conv1d_geometry,
+                          program_tiles)
 
 # %% auto #0
 __all__ = ['Dispatch', 'dispatch_decision', 'plot_dispatch', 'dispatch_explorer', 'ProgramTiles', 'check_programs',
@@ -262,6 +263,31 @@ class Conv1dPlan:
         per_tile = self.geometry.N * len(self.free_sizes)
         per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
         return dict(per_program=per, total=sum(per.values()))
+    def _need(self, pid, k) -> int:
+        "SBUF bytes per partition of program `pid` of `k` for this call."
+        g, T = self.geometry, None
+        T, partial = program_tiles(g.C, pid, k)
+        path = 'default' if self.dispatch.chunks == 1 else 'f_packing'
+        return sum(conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, partial, g.dtype.itemsize).values()) if T or partial else 0
+    @property
+    def advice(self) -> str:
+        "What would make the call fit SBUF ('' if it fits): more programs, or, when one tile alone is too big, a shorter row."
+        if self.fits: return ''
+        g, cap = self.geometry, self.sbuf[0][3]
+        tiles = g.C_NUM_TILES
+        fits_with = lambda k: all(self._need(p, k) <= cap for p in {0, k - 1})   # the first and the last program differ
+        if not fits_with(tiles):
+            one = max(self._need(0, tiles), self._need(tiles - 1, tiles))
+            two_bytes = g.dtype.itemsize == 4 and one // 2 <= cap     # every buffer halves with a 2-byte dtype
+            return (f"one channel tile alone needs {one:,} B of {cap:,}, so more programs cannot help: "
+                    + ("a 2-byte dtype (bfloat16, float16) or a shorter row (W + padding) would fit" if two_bytes else
+                       "only a shorter row (W + padding) would fit"))
+        lo, hi = self.num_programs, tiles                       # fits_with(hi); the smallest k that fits, by bisection
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits_with(mid) else (mid, hi)
+        return (f"{hi} programs would fit (at most {div_ceil(tiles, hi)} tile(s) each)" if hi <= MAX_PROGRAMS else
+                f"it needs {hi:,} programs, more than the {MAX_PROGRAMS:,} the simulator runs: a shorter row would fit")
     def __str__(self):
         g, d = self.geometry, self.dispatch
         lines = [f"conv1d_depthwise_bf01_oi01_bf01: img (N={g.N}, C={g.C}, 1, W={g.W}), W_f={g.W_f}, padding=({g.W_padding_l}, "
@@ -274,6 +300,7 @@ class Conv1dPlan:
         c = self.instruction_counts()
         sizes = sorted({e for *_, e in self.free_sizes})
         lines.append(f"instructions: {c['total']} tensor_tensor + {c['total']} tensor_reduce, elements per partition {sizes}, no nc_matmul")
+        if not self.fits: lines.append(f"to fit: {self.advice}")
         return '\n'.join(lines)
     __repr__ = __str__
 
