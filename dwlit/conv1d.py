@@ -8,40 +8,40 @@ Docs: https://dwlit.github.io/dwlit/conv1d_kernels.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from .memory import SimulatorError, AllocationError, current_core, as_dtype
+from .memory import (SimulatorError, SimulatorTypeError, AllocationError, current_core, as_dtype, check_int,
+                          check_ints, check_tensor, iter_is_self, TARGETS)
 from .isa import nl, nisa, kernel
+from .im2col import errors_from, shape_arg, padding_arg
 
 # %% auto #0
-__all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes',
-           'conv1d_depthwise_default', 'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01',
-           'trace_contract']
+__all__ = ['C_TILE_SIZE', 'PACK', 'MAX_SBUF_PARTITION', 'MAX_OUT_BYTES', 'div_ceil', 'Conv1dGeometry', 'conv1d_geometry',
+           'check_conv1d_call', 'conv1d_sbuf_bytes', 'program_tiles', 'conv1d_depthwise_default',
+           'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
 
 # %% ../nbs/05_conv1d_kernels.ipynb #720b1854
 C_TILE_SIZE = 128   # channels per tile = SBUF partitions (nl.tile_size.pmax)
 PACK = 512          # the kernels' vector-width heuristic (L468, L717)
+MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # bytes: the largest partition (trn3)
+MAX_OUT_BYTES = 2**30   # the largest output the simulator allocates: HBM tensors live in host memory
 
 def div_ceil(a, b):
-    "Ceiling division of non-negative integers (the seed's L24 helper)."
+    "Ceiling division of non-negative integers (the original's helper, L24)."
     return (a + b - 1) // b
 
 # %% ../nbs/05_conv1d_kernels.ipynb #3c8a587f
-def _is_unit(x):
-    "True for None, 1, or a non-empty sequence of 1s (the only stride/dilation the 1D kernels compute)."
-    if x is None: return True
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool): return x == 1
-    try: return len(x) > 0 and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == 1 for v in x)
-    except TypeError: return False
-
-def _int_pair(p):
-    "`p` as a pair of Python ints, or None if it is not one."
-    try: a, b = p
-    except (TypeError, ValueError): return None
-    ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (a, b))
-    return (int(a), int(b)) if ok else None
+def _check_unit(v, arg):
+    "Refuse a stride or dilation other than 1: None, 1, or a non-empty tuple, list or 1-D integer array of 1s pass."
+    if v is None: return
+    seq = isinstance(v, (tuple, list, np.ndarray, set, frozenset, dict)) or iter_is_self(v)
+    vals = check_ints(v, arg) if seq else (check_int(v, arg),)
+    if not vals or any(x != 1 for x in vals):
+        raise SimulatorError(f"{arg} must be 1 (or None), got {arg}={v!r}: the 1D kernels always slide the window by "
+                             f"one and never read {arg}, so any other value would silently give the unit-stride, "
+                             f"undilated result")
 
 @dataclass(frozen=True)
 class Conv1dGeometry:
-    "The checked sizes of one 1D depthwise convolution."
+    "The checked sizes of one 1D depthwise convolution, as Python ints."
     N: int
     C: int
     W: int
@@ -56,58 +56,76 @@ class Conv1dGeometry:
     def C_NUM_TILES(self): return div_ceil(self.C, C_TILE_SIZE)
     @property
     def out_shape(self): return (self.N, self.C, 1, self.W_out)
+    @property
+    def padding(self): return ((0, 0), (self.W_padding_l, self.W_padding_r))
 
 # %% ../nbs/05_conv1d_kernels.ipynb #e4769f83
 def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.float32, filter_dtype=None,
                     out_dtype=None, stride=None, rhs_dilation=None, lhs_dilation=None,
-                    who='conv1d_depthwise_bf01_oi01_bf01', max_W_f=PACK) -> Conv1dGeometry:
-    "Check the arguments of a 1D depthwise call; return its sizes or raise a `SimulatorError` naming the rule."
-    def bad(msg): raise SimulatorError(f"{who}: {msg}")
-    def shape4(s, arg, form):
-        try: s = tuple(s)
-        except TypeError: bad(f"{arg} must be a 4-D shape {form}, got {arg}={s!r}")
-        if len(s) != 4: bad(f"{arg} must be 4-D {form}, got {len(s)}-D shape {s}")
-        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in s):
-            bad(f"every dimension of {arg} must be an integer >= 1, got {s}")
-        return tuple(int(d) for d in s)
-    N, C_in, H, W = shape4(img_shape, 'img.shape', '(N, C, 1, W) (bf01)')
-    C_out, C_i, H_f, W_f = shape4(filter_shape, 'filter.shape', '(C, 1, 1, W_f) (oi01)')
-    if out_shape is None: bad("out_shape is required (the seed asserts it, L708): pass (N, C, 1, W_out)")
-    oN, oC, K0, K1 = shape4(out_shape, 'out_shape', '(N, C, 1, W_out) (bf01)')
-    if H != 1: bad(f"the 1D kernels need H == 1 (L716), got H={H} in img.shape={tuple(img_shape)}")
-    if H_f != 1: bad(f"the 1D kernels need H_f == 1 (L716), got H_f={H_f} in filter.shape={tuple(filter_shape)}")
-    if K0 != 1: bad(f"the 1D kernels need K0 == 1 (L716), got K0={K0} in out_shape={tuple(out_shape)}")
-    if C_i != 1: bad(f"a depthwise filter has one input channel per group: filter.shape[1] must be 1, got {C_i}")
-    if C_out != C_in: bad(f"depthwise needs one filter per channel: C_out == C_in, got C_out={C_out} (filter) and C_in={C_in} (img)")
-    if max_W_f is not None and W_f >= max_W_f: bad(f"W_f must be < {max_W_f} (L717), got W_f={W_f}")
-    try: pads = (_int_pair(padding[0]), _int_pair(padding[1])) if _int_pair(padding) is None and len(padding) == 2 else None
-    except (TypeError, IndexError, KeyError): pads = None
-    if pads is None or None in pads:
-        bad(f"padding must be ((0, 0), (W_padding_l, W_padding_r)) with integers, got padding={padding!r}")
-    if pads[0] != (0, 0): bad(f"padding[0] (H padding) must be (0, 0): the 1D kernels read only padding[1], got {pads[0]}")
-    W_padding_l, W_padding_r = pads[1]
-    if W_padding_l < 0 or W_padding_r < 0:
-        bad(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
-    W_out = W_padding_l + W + W_padding_r - W_f + 1
-    if W_out < 1:
-        bad(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 = {W_padding_l} + {W} + {W_padding_r} - {W_f} + 1 = "
-            f"{W_out} < 1: the padded row is shorter than the filter")
-    if (oN, oC, K1) != (N, C_out, W_out):
-        bad(f"out_shape must be (N, C, 1, W_out) = {(N, C_out, 1, W_out)} with W_out = W_padding_l + W + W_padding_r "
-            f"- W_f + 1, got out_shape={tuple(out_shape)}")
-    dt = as_dtype(img_dtype, 'img.dtype')
-    for arg, d in (('filter.dtype', filter_dtype), ('out.dtype', out_dtype)):
-        if d is not None and as_dtype(d, arg) != dt: bad(f"{arg} must equal img.dtype {dt.name}, got {np.dtype(d).name}")
-    for arg, v in (('stride', stride), ('rhs_dilation', rhs_dilation), ('lhs_dilation', lhs_dilation)):
-        if not _is_unit(v):
-            bad(f"{arg} must be 1 (or None), got {arg}={v!r}: the 1D kernels always slide the window by one and never "
-                f"read {arg} (seed NOTE under conv1d_depthwise_default), so any other value would silently give the "
-                f"unit-stride, undilated result")
+                    who='conv1d_depthwise_bf01_oi01_bf01', max_W_f=PACK, out_arg='out_shape') -> Conv1dGeometry:
+    "Check a 1D depthwise call: options, then kinds and shapes, then rules, then sizes; return its sizes."
+    with errors_from(who):
+        # 1. options the kernels do not compute
+        for arg, v in (('stride', stride), ('rhs_dilation', rhs_dilation), ('lhs_dilation', lhs_dilation)):
+            _check_unit(v, arg)
+        # 2. the kind and shape of every argument
+        N, C_in, H, W = shape_arg(img_shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W) (bf01)')
+        C_out, C_i, H_f, W_f = shape_arg(filter_shape, 'filter.shape', ('C_out', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f) (oi01)')
+        if out_shape is None: raise SimulatorError(f"{out_arg} is required: pass (N, C, 1, W_out); the original asserts it")
+        oN, oC, K0, K1 = shape_arg(out_shape, out_arg, ('N', 'C', 'K0', 'W_out'), '(N, C, 1, W_out) (bf01)')
+        (H_l, H_r), (W_padding_l, W_padding_r) = padding_arg(padding)
+        # 3. the rules that tie them together
+        if H != 1: raise SimulatorError(f"the 1D kernels need H == 1 (an image of one row), got H={H} in img.shape={(N, C_in, H, W)}")
+        if H_f != 1: raise SimulatorError(f"the 1D kernels need H_f == 1 (a filter of one row), got H_f={H_f} in filter.shape={(C_out, C_i, H_f, W_f)}")
+        if K0 != 1: raise SimulatorError(f"the 1D kernels need K0 == 1 (an output of one row), got K0={K0} in {out_arg}={(oN, oC, K0, K1)}")
+        if C_i != 1: raise SimulatorError(f"a depthwise filter has one input channel per group: filter.shape[1] must be 1, got {C_i}")
+        if C_out != C_in:
+            raise SimulatorError(f"depthwise needs one filter per channel: C_out == C_in, got C_out={C_out} (filter) and C_in={C_in} (img)")
+        if max_W_f is not None and W_f >= max_W_f:
+            raise SimulatorError(f"W_f must be < {max_W_f}: the entry point takes filters of at most {max_W_f - 1} taps, got W_f={W_f}")
+        if (H_l, H_r) != (0, 0):
+            raise SimulatorError(f"padding[0] (H padding) must be (0, 0): the 1D kernels read only padding[1], got {(H_l, H_r)}")
+        if W_padding_l < 0 or W_padding_r < 0:
+            raise SimulatorError(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
+        W_out = W_padding_l + W + W_padding_r - W_f + 1
+        if W_out < 1:
+            raise SimulatorError(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 = {W_padding_l} + {W} + {W_padding_r} - "
+                                 f"{W_f} + 1 = {W_out} < 1: the padded row is shorter than the filter")
+        if (oN, oC, K1) != (N, C_out, W_out):
+            raise SimulatorError(f"{out_arg} must be (N, C, 1, W_out) = {(N, C_out, 1, W_out)} with W_out = W_padding_l + W + "
+                                 f"W_padding_r - W_f + 1, got {out_arg}={(oN, oC, K0, K1)}")
+        dt = as_dtype(img_dtype, 'img.dtype')
+        for arg, d in (('filter.dtype', filter_dtype), ('out.dtype', out_dtype)):
+            if d is not None and as_dtype(d, arg) != dt: raise SimulatorError(f"{arg} must equal img.dtype {dt.name}, got {np.dtype(d).name}")
+        # 4. sizes: a padded row that no SBUF partition can hold
+        image_size = W_padding_l + W + W_padding_r
+        if image_size * dt.itemsize > MAX_SBUF_PARTITION:
+            raise AllocationError(f"the padded row W_padding_l + W + W_padding_r = {image_size:,} elements of {dt.name} needs "
+                                  f"{image_size * dt.itemsize:,} B in one SBUF partition, more than any target has "
+                                  f"({MAX_SBUF_PARTITION:,} B on trn3); only a shorter row can fit (W={W:,}, padding ({W_padding_l:,}, "
+                                  f"{W_padding_r:,}))")
     return Conv1dGeometry(N, C_in, W, W_f, W_out, W_padding_l, W_padding_r, dt)
+
+def check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out=None, out_shape=None,
+                      entry=False) -> Conv1dGeometry:
+    "A 1D kernel's first checks: its tensors are tensors, then `conv1d_geometry` on their shapes and dtypes."
+    with errors_from(who):
+        check_tensor(img, 'img'); check_tensor(filter, 'filter')
+        if not entry: check_tensor(out, 'out')
+    if entry: return conv1d_geometry(img.shape, filter.shape, padding, out_shape, img.dtype, filter.dtype, None, stride,
+                                     rhs_dilation, lhs_dilation, who=who)
+    return conv1d_geometry(img.shape, filter.shape, padding, out.shape, img.dtype, filter.dtype, out.dtype, stride,
+                           rhs_dilation, lhs_dilation, who=who, max_W_f=None, out_arg='out.shape')
 
 # %% ../nbs/05_conv1d_kernels.ipynb #5282c55c
 def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, itemsize=4) -> dict:
     "Bytes per SBUF partition of each buffer one program of `path` ('default'/'f_packing') holds at its peak."
+    with errors_from('conv1d_sbuf_bytes'):
+        if path not in ('default', 'f_packing'): raise SimulatorError(f"path must be 'default' or 'f_packing', got path={path!r}")
+        N, W_f, W_out = check_int(N, 'N', 1), check_int(W_f, 'W_f', 1), check_int(W_out, 'W_out', 1)
+        image_size, full_tiles = check_int(image_size, 'image_size', 1), check_int(full_tiles, 'full_tiles', 0)
+        if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
+        if check_int(itemsize, 'itemsize') not in (2, 4): raise SimulatorError(f"itemsize must be 2 or 4 (bytes), got itemsize={itemsize}")
     prod = W_out * W_f if path == 'default' else div_ceil(PACK, W_f) * W_f
     name = 'prod_buffer_full' if path == 'default' else 'prod_buffer'
     b = {}
@@ -118,23 +136,35 @@ def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, item
                  prod_buffer_last=prod * (2 if path == 'f_packing' and N > 1 else 1))
     return {k: v * itemsize for k, v in b.items()}
 
-def _check_sbuf(who, need, full_tiles, partial):
-    "Raise `AllocationError` with the numbers if `need` (bytes per partition) does not fit this core's free SBUF."
+def program_tiles(C, pid, num_programs) -> tuple:
+    "(full tiles, has the partial tile) of program `pid` of `num_programs` for C channels, as the kernels shard them."
+    C_NUM_TILES = div_ceil(C, C_TILE_SIZE)
+    tiles_per_core = div_ceil(C_NUM_TILES, num_programs)
+    start_tile = pid * tiles_per_core
+    end_tile = min(start_tile + tiles_per_core, C_NUM_TILES)
+    if end_tile <= start_tile: return 0, False
+    has_partial = C % C_TILE_SIZE != 0 and end_tile == C_NUM_TILES
+    return end_tile - start_tile - int(has_partial), has_partial
+
+def _check_sbuf(who, need, full_tiles, partial, itemsize=4):
+    "Raise `AllocationError` with the numbers, and what would help, if `need` does not fit this core's free SBUF."
     core, total = current_core(), sum(need.values())
-    if total > core.sbuf.free:
-        parts = ', '.join(f"{k} {v}" for k, v in need.items())
-        raise AllocationError(
-            f"{who}: program {core.program_id} of {core.num_programs} needs {total} B of SBUF per partition for "
-            f"{full_tiles} full channel tile(s){' and the partial tile' if partial else ''} ({parts}), but only "
-            f"{core.sbuf.free} B of {core.sbuf.capacity} B per partition are free on {core.target.name}; "
-            f"more programs (fewer tiles each) or a shorter W would fit")
+    if total <= core.sbuf.free: return
+    parts = ', '.join(f"{k} {v}" for k, v in need.items())
+    if full_tiles + partial > 1: advice = "more programs (fewer tiles each) or a shorter W would fit"
+    else: advice = ("one channel tile alone needs this, so more programs cannot help: a shorter row (smaller W or padding)"
+                    + (" or a 2-byte dtype (bfloat16, float16)" if itemsize > 2 else "") + " would fit")
+    raise AllocationError(
+        f"{who}: program {core.program_id} of {core.num_programs} needs {total} B of SBUF per partition for "
+        f"{full_tiles} full channel tile(s){' and the partial tile' if partial else ''} ({parts}), but only "
+        f"{core.sbuf.free} B of {core.sbuf.capacity} B per partition are free on {core.target.name}; {advice}")
 
 # %% ../nbs/05_conv1d_kernels.ipynb #42dfe64e
 @kernel
 def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
-    "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (seed L121)."
-    conv1d_geometry(img.shape, filter.shape, padding, out.shape, img.dtype, filter.dtype, out.dtype,
-                    stride, rhs_dilation, lhs_dilation, who='conv1d_depthwise_default', max_W_f=None)
+    "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
+    g = check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+    padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
     W_padding_l, W_padding_r = padding[1]                       # 1D: only W padding
     N, C_in, _, W = img.shape
     C_out, _, _, W_f = filter.shape
@@ -155,7 +185,7 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
     T = end_tile - start_tile - int(has_partial)                # my_num_full_tiles
     c_start = start_tile * C_TILE_SIZE
     _check_sbuf('conv1d_depthwise_default', conv1d_sbuf_bytes('default', N, W_f, W_out, image_size, T, has_partial,
-                                                              img.dtype.itemsize), T, has_partial)
+                                                              img.dtype.itemsize), T, has_partial, img.dtype.itemsize)
 
     # --- PART 1: full 128-channel tiles, batched (L181-311) ---
     if T > 0:
@@ -166,7 +196,7 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
         nisa.dma_copy(dst=filter_full,                                                  # L194-211: one DMA
                       src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
         for i_n in nl.affine_range(N):
-            if needs_padding: nisa.memset(dst=img_full, value=0.0)                     # L216-223
+            if needs_padding: nisa.memset(dst=img_full, value=0.0)    # L216-223 clears the padding only; see below
             nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
                           src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],   # L226-243: one DMA
                                      offset=i_n * C_in * W + c_start * W))
@@ -217,9 +247,9 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
 # %% ../nbs/05_conv1d_kernels.ipynb #7f18a835
 @kernel
 def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
-    "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (seed L413)."
-    conv1d_geometry(img.shape, filter.shape, padding, out.shape, img.dtype, filter.dtype, out.dtype,
-                    stride, rhs_dilation, lhs_dilation, who='conv1d_depthwise_f_packing', max_W_f=None)
+    "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
+    g = check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+    padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
     W_padding_l, W_padding_r = padding[1]
     N, C_in, _, W = img.shape
     C_out, _, _, W_f = filter.shape
@@ -242,7 +272,7 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
     c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
     C_LAST_TILE_SIZE = C_in - c_offset
     _check_sbuf('conv1d_depthwise_f_packing', conv1d_sbuf_bytes('f_packing', N, W_f, W_out, image_size, T, has_partial,
-                                                                img.dtype.itemsize), T, has_partial)
+                                                                img.dtype.itemsize), T, has_partial, img.dtype.itemsize)
 
     # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
     if T > 0:
@@ -261,7 +291,7 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
     # --- PHASE 2: per batch element ---
     for i_n in nl.affine_range(N):
         if T > 0:
-            if needs_padding: nisa.memset(dst=img_full, value=0.0)
+            if needs_padding: nisa.memset(dst=img_full, value=0.0)    # all of it, as in _default
             nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
                           src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
             nisa.memset(dst=out_full, value=0.0)
@@ -304,12 +334,29 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
     return out
 
 # %% ../nbs/05_conv1d_kernels.ipynb #1857f954
+def _check_entry_sizes(g, who):
+    "Before the entry point allocates its output: this program's SBUF need, then the output's size."
+    T, partial = program_tiles(g.C, nl.program_id(0), nl.num_programs())
+    path = 'default' if div_ceil(g.W_out, div_ceil(PACK, g.W_f)) == 1 else 'f_packing'
+    if T or partial:
+        need = conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, partial, g.dtype.itemsize)
+        _check_sbuf(f"{who} (running conv1d_depthwise_{path})", need, T, partial, g.dtype.itemsize)
+    out_bytes = g.N * g.C * g.W_out * g.dtype.itemsize
+    if out_bytes > MAX_OUT_BYTES:
+        raise AllocationError(f"{who}: the output out_shape={g.out_shape} would hold {out_bytes:,} B of {g.dtype.name}, "
+                              f"more than the {MAX_OUT_BYTES:,} B the simulator allocates (it keeps HBM tensors in host "
+                              f"memory): fewer batch elements or channels per call would fit")
+
 @kernel
 def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
                                     out_shape=None):
-    "The 1D depthwise entry point: allocate the output, check, dispatch to `_default` or `_f_packing` (seed L682)."
-    conv1d_geometry(img.shape, filter.shape, padding, out_shape, img.dtype, filter.dtype, None,
-                    stride, rhs_dilation, lhs_dilation)   # L708, L716, L717 and the rest, as SimulatorErrors
+    "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
+    who = 'conv1d_depthwise_bf01_oi01_bf01'
+    g = check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
+    with errors_from(who):
+        if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
+    _check_entry_sizes(g, who)                                  # SBUF and output size, before anything is allocated
+    padding, out_shape = g.padding, g.out_shape                 # checked, as Python ints
     N, C_in, H, W = img.shape
     C_out, _, H_f, W_f = filter.shape
     _, _, K0, K1 = out_shape                                    # K1 == W_out
@@ -323,7 +370,9 @@ def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilat
 
 # %% ../nbs/05_conv1d_kernels.ipynb #2807c2fa
 def trace_contract(tr, N, C, W_out, W_f):
-    "Check a trace of the 1D entry point against the seed's instruction counts; return the counts."
+    "Check a trace of the 1D entry point against the original's instruction counts; return the counts."
+    with errors_from('trace_contract'):
+        N, C, W_out, W_f = (check_int(v, a, 1) for v, a in ((N, 'N'), (C, 'C'), (W_out, 'W_out'), (W_f, 'W_f')))
     F = div_ceil(PACK, W_f)
     chunks = div_ceil(W_out, F)
     per = N * div_ceil(C, C_TILE_SIZE) * (1 if chunks == 1 else chunks)

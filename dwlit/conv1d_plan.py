@@ -8,13 +8,16 @@ Docs: https://dwlit.github.io/dwlit/conv1d_dispatch.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
-from .memory import SimulatorError, TARGETS, get_target, as_dtype
-from .conv1d import C_TILE_SIZE, PACK, div_ceil, conv1d_sbuf_bytes, conv1d_geometry
+from .memory import (SimulatorError, SimulatorTypeError, TARGETS, Target, get_target, as_dtype, check_int, check_ints,
+                          MAX_PROGRAMS)
+from .im2col import errors_from, shape_arg, padding_arg
+from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbuf_bytes, conv1d_geometry,
+                          program_tiles)
 
 # %% auto #0
-__all__ = ['Dispatch', 'dispatch_decision', 'plot_dispatch', 'dispatch_explorer', 'ProgramTiles', 'spmd_tile_table', 'plot_tiles',
-           'tiles_explorer', 'instruction_free_sizes', 'plot_chunks', 'chunks_explorer', 'sbuf_report', 'max_W',
-           'Conv1dPlan', 'conv1d_plan']
+__all__ = ['Dispatch', 'dispatch_decision', 'plot_dispatch', 'dispatch_explorer', 'ProgramTiles', 'check_programs',
+           'spmd_tile_table', 'plot_tiles', 'tiles_explorer', 'instruction_free_sizes', 'plot_chunks',
+           'chunks_explorer', 'target_arg', 'sbuf_report', 'max_W', 'Conv1dPlan', 'conv1d_plan']
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #617dbe4f
 @dataclass(frozen=True)
@@ -27,10 +30,9 @@ class Dispatch:
 
 def dispatch_decision(W_out, W_f) -> Dispatch:
     "Which 1D kernel the entry point runs for `W_out` output positions and a `W_f`-tap filter, with the reason (L723)."
-    for arg, v in (('W_out', W_out), ('W_f', W_f)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise SimulatorError(f"dispatch_decision: {arg} must be an integer >= 1, got {arg}={v!r}")
-    if W_f >= PACK: raise SimulatorError(f"dispatch_decision: W_f must be < {PACK} (L717), got W_f={W_f}")
+    with errors_from('dispatch_decision'):
+        W_out, W_f = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1)
+        if W_f >= PACK: raise SimulatorError(f"W_f must be < {PACK}: the entry point takes filters of at most {PACK - 1} taps, got W_f={W_f}")
     F = div_ceil(PACK, W_f)
     n = div_ceil(W_out, F)
     if n == 1:
@@ -43,7 +45,7 @@ def dispatch_decision(W_out, W_f) -> Dispatch:
 def plot_dispatch(W_out=None, W_f=None, ax=None):
     "Draw the dispatch map over (W_f, W_out), the boundary W_out = div_ceil(512, W_f), and optionally one point."
     import matplotlib.pyplot as plt
-    ax = ax or plt.subplots(figsize=(7, 3.6))[1]
+    ax = ax or plt.subplots(figsize=(9, 3.6))[1]
     wf = np.arange(1, PACK)
     wo = np.unique(np.round(np.logspace(0, 4, 300)).astype(int))
     F = -(-PACK // wf)
@@ -58,7 +60,7 @@ def plot_dispatch(W_out=None, W_f=None, ax=None):
         ax.set_title(f"Input: W_out={W_out}, W_f={W_f}. Output: {d.kernel.replace('conv1d_depthwise', '')}, {d.chunks} chunk(s)", fontsize=9)
     else: ax.set_title("Input: (W_f, W_out). Output: the kernel the entry point runs (blue _default, red _f_packing)", fontsize=9)
     ax.set_xlabel('W_f (filter taps)'); ax.set_ylabel('W_out (output positions)')
-    ax.legend(loc='lower left', fontsize=8)
+    ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)   # beside the map, not on it
     return ax
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #49e38f02
@@ -90,11 +92,17 @@ class ProgramTiles:
     @property
     def idle(self): return self.end_tile <= self.start_tile
 
+def check_programs(num_programs) -> int:
+    "`num_programs` as an int in 1..MAX_PROGRAMS: the planners build one row per program, the simulator runs each."
+    k = check_int(num_programs, 'num_programs', 1)
+    if k > MAX_PROGRAMS:
+        raise SimulatorError(f"num_programs must be <= {MAX_PROGRAMS:,} (the simulator runs SPMD programs one after "
+                             f"another), got num_programs={k:,}")
+    return k
+
 def spmd_tile_table(C, num_programs) -> list:
     "Which channel tiles each of `num_programs` programs takes for C channels, as the kernels shard them (L154-173)."
-    for arg, v in (('C', C), ('num_programs', num_programs)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise SimulatorError(f"spmd_tile_table: {arg} must be an integer >= 1, got {arg}={v!r}")
+    with errors_from('spmd_tile_table'): C, num_programs = check_int(C, 'C', 1), check_programs(num_programs)
     C_NUM_TILES = div_ceil(C, C_TILE_SIZE)
     tiles_per_core = div_ceil(C_NUM_TILES, num_programs)
     rows = []
@@ -111,6 +119,7 @@ def plot_tiles(C, num_programs, ax=None):
     "Draw `spmd_tile_table`: one row per program, its channel tiles (full blue, partial orange), idle programs grey."
     import matplotlib.pyplot as plt
     rows = spmd_tile_table(C, num_programs)
+    if len(rows) > 32: raise SimulatorError(f"plot_tiles draws at most 32 programs, got num_programs={num_programs}")
     n_tiles = div_ceil(C, C_TILE_SIZE)
     ax = ax or plt.subplots(figsize=(8, 0.6 + 0.35 * num_programs))[1]
     for r in rows:
@@ -145,7 +154,11 @@ def tiles_explorer():
 # %% ../nbs/06_conv1d_dispatch.ipynb #78cb669f
 def instruction_free_sizes(W_out, W_f) -> list:
     "(base_i_out, num_valid, elements per partition) of each multiply/reduce pair per tile and batch element."
+    with errors_from('instruction_free_sizes'): W_out, W_f = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1)
     d = dispatch_decision(W_out, W_f)
+    if W_out > MAX_SBUF_PARTITION // 2:
+        raise SimulatorError(f"instruction_free_sizes: W_out must be <= {MAX_SBUF_PARTITION // 2:,}, the longest output row "
+                             f"an SBUF partition of any target holds, got W_out={W_out:,}")
     if d.chunks == 1: return [(0, W_out, W_out * W_f)]
     F = d.flattend_input_img_f
     return [(b, min(F, W_out - b), min(F, W_out - b) * W_f) for b in range(0, W_out, F)]
@@ -155,6 +168,7 @@ def plot_chunks(W_out, W_f, highlight=None, ax=None):
     "Draw the f-packing chunks of one row: output positions each chunk writes and the row elements it reads."
     import matplotlib.pyplot as plt
     ch = instruction_free_sizes(W_out, W_f)
+    if len(ch) > 40: raise SimulatorError(f"plot_chunks draws at most 40 chunks, got {len(ch)} for W_out={W_out}, W_f={W_f}")
     ax = ax or plt.subplots(figsize=(9, 0.9 + 0.32 * len(ch)))[1]
     for j, (b, nv, e) in enumerate(ch):
         hi = highlight is None or highlight == j
@@ -187,26 +201,44 @@ def chunks_explorer():
     return W.VBox([W.HBox([wo, wf, j]), out])
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #591bb826
+def target_arg(target):
+    "The `Target` for `target` (None, a name or a Target); anything else is refused with the names it takes."
+    if target is not None and not isinstance(target, (str, Target)):
+        raise SimulatorTypeError(f"target must be None or one of {sorted(TARGETS)}, got target={target!r}")
+    return get_target(target)
+
 def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype='float32') -> list:
     "Per program: (pid, bytes per SBUF partition by buffer, total, capacity) for the 1D entry point; no simulation."
-    pl, pr = padding
-    W_out = pl + W + pr - W_f + 1
-    path = 'default' if dispatch_decision(W_out, W_f).chunks == 1 else 'f_packing'
-    cap, isz = get_target(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
+    with errors_from('sbuf_report'):
+        num_programs = check_programs(num_programs)
+        pl, pr = check_ints(padding, 'padding', 2, names=('W_padding_l', 'W_padding_r'))
+        N, C, W, W_f = (check_int(v, a) for v, a in ((N, 'N'), (C, 'C'), (W, 'W'), (W_f, 'W_f')))
+    g = conv1d_geometry((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (pl, pr)), (N, C, 1, max(1, pl + W + pr - W_f + 1)),
+                        dtype, who='sbuf_report')
+    path = 'default' if dispatch_decision(g.W_out, W_f).chunks == 1 else 'f_packing'
+    with errors_from('sbuf_report'): cap = target_arg(target).sbuf_partition_bytes
     rows = []
     for r in spmd_tile_table(C, num_programs):
-        need = {} if r.idle else conv1d_sbuf_bytes(path, N, W_f, W_out, pl + W + pr, r.full_tiles, r.has_partial, isz)
+        need = {} if r.idle else conv1d_sbuf_bytes(path, N, W_f, g.W_out, g.image_size, r.full_tiles, r.has_partial,
+                                                   g.dtype.itemsize)
         rows.append((r.pid, need, sum(need.values()), cap))
     return rows
 
 def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', partial=False) -> int:
     "The largest W whose SBUF need fits one program holding `full_tiles` full tiles (and the partial tile if asked)."
-    cap, isz = get_target(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
+    with errors_from('max_W'):
+        full_tiles, N = check_int(full_tiles, 'full_tiles', 0), check_int(N, 'N', 1)
+        W_f = check_int(W_f, 'W_f', 1, PACK - 1)
+        pl, pr = check_ints(padding, 'padding', 2, minimum=0, names=('W_padding_l', 'W_padding_r'))
+        if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
+        if full_tiles == 0 and not partial:
+            raise SimulatorError("a program with no tiles holds nothing, so every W fits: full_tiles must be >= 1, or partial=True")
+    with errors_from('max_W'): cap, isz = target_arg(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
     def need(W):
-        W_out = sum(padding) + W - W_f + 1
+        W_out = pl + W + pr - W_f + 1
         path = 'default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing'
-        return sum(conv1d_sbuf_bytes(path, N, W_f, W_out, W + sum(padding), full_tiles, partial, isz).values())
-    lo, hi = max(1, W_f - sum(padding)), cap // isz + 1        # need(lo) is the smallest; need(hi) > cap
+        return sum(conv1d_sbuf_bytes(path, N, W_f, W_out, pl + W + pr, full_tiles, bool(partial), isz).values())
+    lo, hi = max(1, W_f - pl - pr), cap // isz + 1              # need(lo) is the smallest; need(hi) > cap
     if need(lo) > cap: return 0
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -231,6 +263,31 @@ class Conv1dPlan:
         per_tile = self.geometry.N * len(self.free_sizes)
         per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
         return dict(per_program=per, total=sum(per.values()))
+    def _need(self, pid, k) -> int:
+        "SBUF bytes per partition of program `pid` of `k` for this call."
+        g, T = self.geometry, None
+        T, partial = program_tiles(g.C, pid, k)
+        path = 'default' if self.dispatch.chunks == 1 else 'f_packing'
+        return sum(conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, partial, g.dtype.itemsize).values()) if T or partial else 0
+    @property
+    def advice(self) -> str:
+        "What would make the call fit SBUF ('' if it fits): more programs, or, when one tile alone is too big, a shorter row."
+        if self.fits: return ''
+        g, cap = self.geometry, self.sbuf[0][3]
+        tiles = g.C_NUM_TILES
+        fits_with = lambda k: all(self._need(p, k) <= cap for p in {0, k - 1})   # the first and the last program differ
+        if not fits_with(tiles):
+            one = max(self._need(0, tiles), self._need(tiles - 1, tiles))
+            two_bytes = g.dtype.itemsize == 4 and one // 2 <= cap     # every buffer halves with a 2-byte dtype
+            return (f"one channel tile alone needs {one:,} B of {cap:,}, so more programs cannot help: "
+                    + ("a 2-byte dtype (bfloat16, float16) or a shorter row (W + padding) would fit" if two_bytes else
+                       "only a shorter row (W + padding) would fit"))
+        lo, hi = self.num_programs, tiles                       # fits_with(hi); the smallest k that fits, by bisection
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits_with(mid) else (mid, hi)
+        return (f"{hi} programs would fit (at most {div_ceil(tiles, hi)} tile(s) each)" if hi <= MAX_PROGRAMS else
+                f"it needs {hi:,} programs, more than the {MAX_PROGRAMS:,} the simulator runs: a shorter row would fit")
     def __str__(self):
         g, d = self.geometry, self.dispatch
         lines = [f"conv1d_depthwise_bf01_oi01_bf01: img (N={g.N}, C={g.C}, 1, W={g.W}), W_f={g.W_f}, padding=({g.W_padding_l}, "
@@ -243,17 +300,19 @@ class Conv1dPlan:
         c = self.instruction_counts()
         sizes = sorted({e for *_, e in self.free_sizes})
         lines.append(f"instructions: {c['total']} tensor_tensor + {c['total']} tensor_reduce, elements per partition {sizes}, no nc_matmul")
+        if not self.fits: lines.append(f"to fit: {self.advice}")
         return '\n'.join(lines)
     __repr__ = __str__
 
 def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, dtype='float32') -> Conv1dPlan:
     "Plan one 1D depthwise call: dispatch, SPMD tiles, instruction sizes, SBUF per program; checks the arguments."
-    try:
-        pl, pr = padding[1]
-        out_shape = (img_shape[0], img_shape[1], 1, max(1, pl + img_shape[3] + pr - filter_shape[3] + 1))
-    except (TypeError, IndexError, ValueError): out_shape = (1, 1, 1, 1)    # conv1d_geometry names what is wrong
-    g = conv1d_geometry(img_shape, filter_shape, padding, out_shape, dtype)
-    tgt = get_target(target).name
+    with errors_from('conv1d_plan'):
+        num_programs = check_programs(num_programs)
+        N, C, _, W = shape_arg(img_shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W) (bf01)')
+        W_f = shape_arg(filter_shape, 'filter.shape', ('C_out', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f) (oi01)')[3]
+        (_, _), (pl, pr) = padding_arg(padding)
+    g = conv1d_geometry(img_shape, filter_shape, padding, (N, C, 1, max(1, pl + W + pr - W_f + 1)), dtype)
+    with errors_from('conv1d_plan'): tgt = target_arg(target).name
     return Conv1dPlan(g, num_programs, tgt, dispatch_decision(g.W_out, g.W_f), spmd_tile_table(g.C, num_programs),
                       instruction_free_sizes(g.W_out, g.W_f),
                       sbuf_report(g.N, g.C, g.W, g.W_f, (g.W_padding_l, g.W_padding_r), num_programs, tgt, dtype))

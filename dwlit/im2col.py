@@ -6,30 +6,56 @@ Docs: https://dwlit.github.io/dwlit/virtual_im2col.html.md"""
 
 # %% ../nbs/04_virtual_im2col.ipynb #6a96ec37
 from __future__ import annotations
+import contextlib
 import numpy as np
-from .memory import NeuronCore, use_core, ndarray, sbuf, psum, float32, SimulatorError
+from .memory import (NeuronCore, use_core, ndarray, sbuf, psum, float32, SimulatorError, SimulatorTypeError,
+                          check_int, check_ints, check_tensor)
 from .ap import View, touch_counts
 from .isa import nl, nisa, kernel
 
 # %% auto #0
-__all__ = ['window_ap', 'broadcast_ap', 'read_map', 'show_im2col', 'im2col_explorer', 'conv1d_dense_on_pe_array',
+__all__ = ['MAX_VIEW', 'MAX_MAP', 'MAX_DENSE', 'window_ap', 'broadcast_ap', 'read_map', 'show_im2col', 'im2col_explorer',
+           'errors_from', 'shape_arg', 'padding_arg', 'dense_conv1d_args', 'conv1d_dense_on_pe_array',
            'depthwise_as_dense', 'pe_macs']
 
 # %% ../nbs/04_virtual_im2col.ipynb #24dfc194
+MAX_VIEW = 2**40    # elements per partition a view may index (NumPy's limit on one array is 2**63 bytes)
+
+def _view_sizes(W_out, W_f, offset):
+    "W_out, W_f, offset as Python ints, with the (W_out, W_f) view small enough to index."
+    W_out, W_f, offset = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1), check_int(offset, 'offset', 0)
+    if W_out * W_f > MAX_VIEW:
+        raise SimulatorError(f"a view of W_out x W_f = {W_out:,} x {W_f:,} elements per partition is more than the "
+                             f"{MAX_VIEW:,} a view can index")
+    return W_out, W_f, offset
+
 def window_ap(t, W_out, W_f, offset=0) -> View:
     "The sliding-window view `[[row, P], [1, W_out], [1, W_f]]` of an SBUF tile `t` (P partitions, one row each)."
+    check_tensor(t, 't')
+    W_out, W_f, offset = _view_sizes(W_out, W_f, offset)
     return t.ap([[t.partition_size, t.shape[0]], [1, W_out], [1, W_f]], offset=offset)
 
 def broadcast_ap(f, W_out, W_f, offset=0) -> View:
     "The filter view `[[W_f, P], [0, W_out], [1, W_f]]`: the same W_f taps for every output position."
+    check_tensor(f, 'f')
+    W_out, W_f, offset = _view_sizes(W_out, W_f, offset)
     return f.ap([[f.partition_size, f.shape[0]], [0, W_out], [1, W_f]], offset=offset)
 
 # %% ../nbs/04_virtual_im2col.ipynb #98d489e8
+MAX_MAP = 10**6     # (w, k) cells read_map builds at most: it is a picture of one row, not a computation
+
 def read_map(W, W_f, pad_l=0, pad_r=0):
     "For a padded row: (element read by each (w, k) as a (W_out, W_f) array, reads per element), from the window view."
+    W, W_f = check_int(W, 'W', 1), check_int(W_f, 'W_f', 1)
+    pad_l, pad_r = check_int(pad_l, 'pad_l', 0), check_int(pad_r, 'pad_r', 0)
     image_size = pad_l + W + pad_r
     W_out = image_size - W_f + 1
-    if W_out < 1: raise SimulatorError(f"read_map: W_out = {W_out} < 1 (W={W}, W_f={W_f}, padding ({pad_l}, {pad_r}))")
+    if W_out < 1:
+        raise SimulatorError(f"read_map: W_out = pad_l + W + pad_r - W_f + 1 must be >= 1, got W_out={W_out} "
+                             f"(W={W}, W_f={W_f}, padding ({pad_l}, {pad_r})): the padded row is shorter than the filter")
+    if W_out * W_f > MAX_MAP:
+        raise SimulatorError(f"read_map: the map has W_out x W_f = {W_out:,} x {W_f:,} cells, more than the "
+                             f"{MAX_MAP:,} it draws from; use a shorter row (W={W:,}) or filter")
     with use_core(NeuronCore()):
         row = ndarray((1, image_size), float32, name='row')
         v = window_ap(row, W_out, W_f)
@@ -39,23 +65,24 @@ def read_map(W, W_f, pad_l=0, pad_r=0):
 def show_im2col(W=8, W_f=3, pad_l=1, pad_r=1, fig=None):
     "Draw `read_map`: the (output position, tap) grid of elements read, over the padded SBUF row and its read counts."
     import matplotlib.pyplot as plt
+    if check_int(W, 'W', 1) + check_int(pad_l, 'pad_l', 0) + check_int(pad_r, 'pad_r', 0) > 64 or check_int(W_f, 'W_f', 1) > 32:
+        raise SimulatorError(f"show_im2col draws padded rows of at most 64 elements and filters of at most 32 taps, "
+                             f"got W={W}, W_f={W_f}, padding ({pad_l}, {pad_r}); read_map gives the numbers for any size")
     idx, counts = read_map(W, W_f, pad_l, pad_r)
     W_out, n = idx.shape[0], counts.size
     is_pad = (np.arange(n) < pad_l) | (np.arange(n) >= pad_l + W)
-    fig = fig or plt.figure(figsize=(min(13, 1.5 + 0.42 * max(n, W_f * 2)), 1.6 + 0.32 * W_out + 0.9))
+    fig = fig or plt.figure(figsize=(min(9, max(6, 1.5 + 0.42 * max(n, W_f * 2))), 2.1 + 0.32 * W_out + 0.9))
     top, bot = fig.subplots(2, 1, gridspec_kw=dict(height_ratios=[max(W_out, 1), 1.4]))
     grid = np.where(is_pad[idx], 0.35, 0.0) + (idx % 2) * 0.08
     top.imshow(grid, cmap='Greys', vmin=0, vmax=1, aspect='auto')
-    small = idx.size <= 400
-    for (w, k), i in np.ndenumerate(idx):
-        if small: top.text(k, w, str(i), ha='center', va='center', fontsize=8)
+    for (w, k), i in np.ndenumerate(idx): top.text(k, w, str(i), ha='center', va='center', fontsize=8)
     top.set_xticks(range(W_f)); top.set_yticks(range(W_out))
     top.set_xlabel('tap k'); top.set_ylabel('output position w')
-    top.set_title(f"Output: element of the padded row read by each (w, k); W={W}, W_f={W_f}, padding=({pad_l}, {pad_r}), "
-                  f"W_out={W_out}", fontsize=9)
+    top.set_title(f"Output: the element of the padded row each (w, k) reads\n"
+                  f"W={W}, W_f={W_f}, padding=({pad_l}, {pad_r}), W_out={W_out}", fontsize=9)
     bot.imshow(counts[None, :], cmap='Blues', vmin=0, vmax=max(W_f, 1) + 1, aspect='auto')
     for i, c in enumerate(counts):
-        if n <= 60: bot.text(i, 0, f"{c}", ha='center', va='center', fontsize=7, color='white' if c > W_f / 2 + 0.5 else 'black')
+        bot.text(i, 0, f"{c}", ha='center', va='center', fontsize=7, color='white' if c > W_f / 2 + 0.5 else 'black')
         if is_pad[i]: bot.add_patch(plt.Rectangle((i - 0.5, -0.5), 1, 1, fill=False, hatch='///', edgecolor='grey', lw=0))
     bot.set_yticks([]); bot.set_xlabel('element of the padded SBUF row (hatched: padding, memset to 0)')
     bot.set_title('Input: the padded row of one partition; number = times the window reads it', fontsize=9)
@@ -82,18 +109,67 @@ def im2col_explorer():
     draw()
     return W_.VBox([W_.HBox([w, f]), W_.HBox([l, r]), out])
 
+# %% ../nbs/04_virtual_im2col.ipynb #fd211087
+@contextlib.contextmanager
+def errors_from(who):
+    "Put `who: ` in front of the message of any SimulatorError raised in the block (the error keeps its class)."
+    try: yield
+    except SimulatorError as e:
+        if str(e).startswith(f"{who}:"): raise
+        raise type(e)(f"{who}: {e}") from None
+
+def shape_arg(shape, arg, names, form) -> tuple:
+    "A shape as a tuple of Python ints >= 1, one per name in `names`; `form` says what the axes mean."
+    dims = check_ints(shape, arg)
+    if len(dims) != len(names):
+        raise SimulatorError(f"{arg} must be {len(names)}-D {form}, got {len(dims)}-D shape {dims}")
+    for n, d in zip(names, dims):
+        if d < 1: raise SimulatorError(f"every dimension of {arg} {form} must be >= 1, got {n}={d} in {arg}={dims}")
+    return dims
+
+def padding_arg(padding) -> tuple:
+    "((H_padding_l, H_padding_r), (W_padding_l, W_padding_r)) as Python ints, from two (left, right) integer pairs."
+    form = "((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))"
+    pairs = list(padding) if isinstance(padding, np.ndarray) and padding.shape == (2, 2) else padding
+    if not isinstance(pairs, (tuple, list)) or len(pairs) != 2:
+        raise SimulatorTypeError(f"padding must be {form}: two (left, right) pairs of integers, got padding={padding!r}")
+    try: return (check_ints(pairs[0], 'padding[0]', 2, names=('H_padding_l', 'H_padding_r')),
+                 check_ints(pairs[1], 'padding[1]', 2, names=('W_padding_l', 'W_padding_r')))
+    except SimulatorError as e: raise type(e)(f"padding must be {form} of integers; {e}") from None
+
 # %% ../nbs/04_virtual_im2col.ipynb #d09ff479
+def dense_conv1d_args(img, weight, padding, out_shape) -> tuple:
+    "Check a call of `conv1d_dense_on_pe_array`; return (N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out)."
+    with errors_from('conv1d_dense_on_pe_array'):
+        check_tensor(img, 'img'); check_tensor(weight, 'weight')
+        N, C, H, W = shape_arg(img.shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W)')
+        C_o, C_i, H_f, W_f = shape_arg(weight.shape, 'weight.shape', ('C_out', 'C_in', 'H_f', 'W_f'), '(C_out, C_in, 1, W_f)')
+        if out_shape is None: raise SimulatorError("out_shape is required: pass (N, C_out, 1, W_out)")
+        oN, oC, K0, K1 = shape_arg(out_shape, 'out_shape', ('N', 'C_out', 'K0', 'W_out'), '(N, C_out, 1, W_out)')
+        (H_l, H_r), (W_padding_l, W_padding_r) = padding_arg(padding)
+        if (H, H_f, K0) != (1, 1, 1):
+            raise SimulatorError(f"a 1D convolution needs H == 1 (img.shape), H_f == 1 (weight.shape) and K0 == 1 (out_shape), "
+                                 f"got H={H}, H_f={H_f}, K0={K0}")
+        if C_i != C: raise SimulatorError(f"weight.shape[1] (C_in) must equal img's C, got C_in={C_i} and C={C}")
+        if (H_l, H_r) != (0, 0): raise SimulatorError(f"padding[0] (H padding) must be (0, 0), got {(H_l, H_r)}")
+        if W_padding_l < 0 or W_padding_r < 0:
+            raise SimulatorError(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
+        W_out = W_padding_l + W + W_padding_r - W_f + 1
+        if W_out < 1: raise SimulatorError(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 must be >= 1, got W_out={W_out}")
+        if (oN, oC, K1) != (N, C_o, W_out):
+            raise SimulatorError(f"out_shape must be (N, C_out, 1, W_out) = {(N, C_o, 1, W_out)}, got out_shape={(oN, oC, K0, K1)}")
+        if C > 128 or C_o > 128 or W_out > 512:
+            raise SimulatorError(f"one tile only: C <= 128, C_out <= 128 and W_out <= 512 (one PSUM bank), "
+                                 f"got C={C}, C_out={C_o}, W_out={W_out}")
+        if weight.dtype != img.dtype: raise SimulatorError(f"weight.dtype must equal img.dtype {img.dtype.name}, got {weight.dtype.name}")
+    return N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out
+
 @kernel
 def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
     "Dense 1D conv (C <= 128 channels, W_out <= 512) as one nc_matmul per tap accumulating in PSUM."
-    N, C, _, W = img.shape
-    C_o, C_i, _, W_f = weight.shape                  # oi01: weight[o, i, 0, k]
-    W_padding_l, W_padding_r = padding[1]
-    image_size = W_padding_l + W + W_padding_r
-    W_out = out_shape[3]
-    if C > 128 or C_o > 128 or W_out > 512:
-        raise SimulatorError(f"conv1d_dense_on_pe_array: one tile only (C <= 128, W_out <= 512), got C={C}, W_out={W_out}")
-    out = nl.ndarray(tuple(out_shape), dtype=img.dtype, buffer=nl.shared_hbm)
+    N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out = dense_conv1d_args(img, weight, padding, out_shape)
+    C_i, image_size = C, W_padding_l + W + W_padding_r      # weight: oi01, weight[o, i, 0, k]
+    out = nl.ndarray((N, C_o, 1, W_out), dtype=img.dtype, buffer=nl.shared_hbm)
     w_sb = nl.ndarray((C_i, W_f, C_o), dtype=img.dtype, buffer=nl.sbuf)     # stationary blocks, one per tap
     nisa.dma_copy(dst=w_sb, src=weight.ap([[W_f, C_i], [1, W_f], [C_i * W_f, C_o]]))   # w_sb[i, k, o] = weight[o, i, k]
     row = nl.ndarray((C_i, image_size), dtype=img.dtype, buffer=nl.sbuf)
@@ -113,9 +189,19 @@ def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
     return out
 
 # %% ../nbs/04_virtual_im2col.ipynb #bdda30c6
+MAX_DENSE = 2**24   # elements depthwise_as_dense builds at most (one tile: 128 x 128 x 511 fits)
+
 def depthwise_as_dense(filt):
     "The dense (C, C, 1, W_f) weight of a depthwise (C, 1, 1, W_f) filter: zero off the channel diagonal."
-    C, _, _, W_f = filt.shape
+    with errors_from('depthwise_as_dense'):
+        if not isinstance(filt, np.ndarray):
+            raise SimulatorTypeError(f"filt must be a NumPy array of shape (C, 1, 1, W_f), got {type(filt).__name__}")
+        C, C_i, H_f, W_f = shape_arg(filt.shape, 'filt.shape', ('C', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f)')
+        if (C_i, H_f) != (1, 1): raise SimulatorError(f"filt.shape must be (C, 1, 1, W_f), got {filt.shape}")
+        if C * C * W_f > MAX_DENSE:
+            raise SimulatorError(f"the dense weight would hold C x C x W_f = {C * C * W_f:,} elements (filt.shape="
+                                 f"{filt.shape}), more than the {MAX_DENSE:,} this contrast builds; it is meant for one "
+                                 f"tile of at most 128 channels")
     dense = np.zeros((C, C, 1, W_f), filt.dtype)
     dense[np.arange(C), np.arange(C), 0, :] = filt[:, 0, 0, :]
     return dense

@@ -1,4 +1,5 @@
 """The pure planning functions of dwlit.conv1d_plan against traced runs of the simulated entry point."""
+import re
 from collections import Counter
 import numpy as np
 import pytest
@@ -104,3 +105,23 @@ def test_sbuf_report_idle_and_bad_plan():
     with pytest.raises(SimulatorError, match="W_out = .* < 1"):
         conv1d_plan((1, 4, 1, 2), (4, 1, 1, 5), ((0, 0), (0, 0)))
     assert 'DOES NOT FIT' in str(conv1d_plan((1, 512, 1, 20000), (512, 1, 1, 3), ((0, 0), (1, 1))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2000), st.integers(300, 65_536), st.sampled_from([3, 31, 300]), st.integers(1, 4),
+       st.sampled_from(['float32', 'bfloat16']))
+def test_advice_is_the_fewest_programs_that_fit(C, W, W_f, k, dt):
+    "A plan that does not fit names the fewest programs that fit; or says that one tile alone is too big, and it is."
+    plan = conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), num_programs=k, dtype=dt)
+    if plan.fits:
+        assert plan.advice == ''
+        return
+    m = re.match(r"(\d+) programs would fit", plan.advice)
+    if m:
+        n = int(m.group(1))
+        assert n > k and conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), n, dtype=dt).fits
+        assert not conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), n - 1, dtype=dt).fits
+    else:
+        assert 'more programs cannot help' in plan.advice
+        tiles = -(-C // 128)
+        assert not conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), tiles, dtype=dt).fits

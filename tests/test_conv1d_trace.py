@@ -1,4 +1,4 @@
-"""The trace contract of the 1D depthwise path (seed: "canonical emit order", "The No-PE-Array Proof") and its SBUF need."""
+"""The trace contract of the 1D depthwise path (the original's instruction order, and no nc_matmul) and its SBUF need."""
 from collections import Counter
 import numpy as np
 import pytest
