@@ -6,7 +6,7 @@ Docs: https://dwlit.github.io/dwlit/instructions.html.md"""
 
 # %% ../nbs/03_instructions.ipynb #edd32d79
 from __future__ import annotations
-import contextlib, difflib, functools, inspect, math
+import contextlib, difflib, functools, inspect, math, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -514,7 +514,8 @@ def plot_trace(tr: Trace, ax=None, title=None, fontsize=7):
     ax.set_yticks(range(len(ENGINES)), [f"{e} (PE array)" if e == PE_ARRAY else e for e in ENGINES])
     key = ('; labels: ' + ', '.join(f"{a} = {b}" for a, b in labels.items())) if labels else ''
     ax.set_xlabel('instruction number (issue order)' + key, fontsize=8); ax.set_ylabel('engine')
-    ax.set_title(title or f"Output: {len(tr)} instructions by engine and program", fontsize=9)
+    title = title or f"Output: {len(tr)} instructions by engine and program"
+    ax.set_title('\n'.join(textwrap.wrap(title, 120)), fontsize=9)   # a long title wraps instead of running off
     ax.set_xlim(-0.5, n + 0.5)
     programs = sorted({i.program_id for i in tr.instructions})
     if len(programs) > 1:   # the colour key, beside the axes (off the boxes)
