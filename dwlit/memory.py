@@ -141,7 +141,8 @@ DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}
 def as_dtype(dtype, arg='dtype') -> np.dtype:
     "The simulator dtype for `dtype` (a name or anything NumPy understands); only float32/float16/bfloat16."
     try: dt = DTYPES[dtype] if isinstance(dtype, str) and dtype in DTYPES else np.dtype(dtype)
-    except TypeError: dt = None
+    except (TypeError, ValueError, KeyError): dt = None
+    if dt is not None and dt.byteorder == ('<' if sys.byteorder == 'big' else '>'): dt = dt.newbyteorder('=')   # e.g. '>f4' is float32
     if dt not in DTYPES.values():
         raise SimulatorError(f"{arg} must be one of float32, float16, bfloat16, got {arg}={dtype!r}")
     return dt
