@@ -10,10 +10,11 @@ __version__ = "0.1.0"
 
 # The public API (see README): `from dwlit import nl, nisa`, `dwlit.simulate_kernel`, `dwlit.trace`, errors.
 from .memory import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, Tensor, NeuronCore, TARGETS,
-                     get_target, set_target, using_target, current_core, use_core, reset_default_core)
+                     get_target, set_target, using_target, current_core, use_core, reset_default_core,
+                     MAX_PROGRAMS, MAX_HBM_BYTES)
 from . import ap as _ap  # noqa: F401  (gives Tensor its .ap and slicing)
 from .ap import View, touch_counts
-from .isa import nl, nisa, trace, Trace, Instruction, simulate_kernel, kernel
+from .isa import nl, nisa, trace, Trace, Instruction, simulate_kernel, kernel, NotModelledError
 
 # The kernels and what plans them without running them (chapters 05-09), and the cost model (chapter 11).
 from .conv1d import conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_depthwise_bf01_oi01_bf01

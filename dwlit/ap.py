@@ -6,10 +6,10 @@ Docs: https://dwlit.github.io/dwlit/access_patterns.html.md"""
 
 # %% ../nbs/02_access_patterns.ipynb #f6965630
 from __future__ import annotations
-import operator
+import operator, reprlib
 import numpy as np
 from .memory import *
-from .memory import Tensor, AccessPatternError, SimulatorError
+from .memory import Tensor, AccessPatternError, SimulatorError, SimulatorTypeError, MAX_HBM_BYTES
 
 # %% auto #0
 __all__ = ['View', 'make_view', 'full_view', 'touch_counts', 'show_touches', 'ap_explorer']
@@ -32,18 +32,30 @@ class View:
         "Elements per partition (all but the first axis)."
         return self.size // self.shape[0]
 
+    def _check_copy(self, itemsize, what):
+        "Refuse to copy out more than `MAX_HBM_BYTES`: a step-0 pattern can show any number of elements."
+        if self.size * itemsize > MAX_HBM_BYTES:
+            raise SimulatorError(f"{what} of {self!r}: the view shows {self.size:,} elements, and a copy of "
+                                 f"{self.size * itemsize:,} B is more than MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B; read a smaller part of it")
+
     def numpy(self) -> np.ndarray:
         "A copy of the elements the view reads, in its shape."
+        self._check_copy(self.dtype.itemsize, 'numpy()')
         return np.array(self.array)
 
     def addresses(self) -> np.ndarray:
         "The flat storage address of every element of the view, in its shape."
+        self._check_copy(8, 'addresses()')
         idx = np.full(self.shape, self.offset, dtype=np.int64)
         for ax, (step, num) in enumerate(self.pattern):
             idx += step * np.arange(num).reshape([-1 if a == ax else 1 for a in range(len(self.pattern))])
         return idx
 
-    def __getitem__(self, idx): return _view_of(self.tensor, self.array[idx])
+    def __getitem__(self, idx):
+        "A NumPy-style slice of the view (ints, slices, one `...`), as a `View` of the same tensor."
+        if self.tensor.buffer.on_chip: _keep_partition_axis(self.tensor, idx)
+        _slice_pattern(self.shape, idx, self)       # only to check the index: the view is NumPy's
+        return _view_of(self.tensor, self.array[idx])
 
     def __repr__(self):
         return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
@@ -66,14 +78,35 @@ def _where(tensor, pattern, offset):
 def _bad_form(tensor, pattern, what):
     return AccessPatternError(f"tensor {tensor.name!r} pattern={pattern!r}: {what}")
 
+_FORM = "a pattern is a non-empty list of [step, num] pairs of integers (not bools)"
+
+def _int_of(x) -> int:
+    "`x` as a Python int; bools and non-integers raise TypeError."
+    if isinstance(x, (bool, np.bool_)): raise TypeError("a bool is not a step or a num")
+    return operator.index(x)
+
+def _pairs(tensor, pattern) -> list:
+    "`pattern` as a list of (step, num) int pairs; sets, dicts, bools and other kinds are refused."
+    if pattern.__class__ is not list and not isinstance(pattern, (list, tuple, np.ndarray)):
+        raise _bad_form(tensor, pattern, _FORM)
+    pairs = []
+    try:
+        for p in pattern:
+            if p.__class__ is not list and p.__class__ is not tuple and not isinstance(p, (list, tuple, np.ndarray)):
+                raise TypeError("a pair is a list or a tuple")   # a set {step, num} has no order
+            s, n = p
+            pairs.append((s, n) if s.__class__ is int and n.__class__ is int else (_int_of(s), _int_of(n)))
+    except (TypeError, ValueError): raise _bad_form(tensor, pattern, _FORM) from None
+    if not pairs: raise _bad_form(tensor, pattern, _FORM)
+    return pairs
+
 def make_view(tensor: Tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` ([[step, num], ...], outermost first) at `offset`; bounds-checked."
-    try: pairs = [(operator.index(s), operator.index(n)) for s, n in pattern]
-    except (TypeError, ValueError):
-        raise _bad_form(tensor, pattern, "a pattern is a non-empty list of [step, num] integer pairs") from None
-    if not pairs: raise _bad_form(tensor, pattern, "a pattern is a non-empty list of [step, num] integer pairs")
-    try: off = operator.index(offset)
-    except TypeError: off = -1
+    pairs = _pairs(tensor, pattern)
+    if offset.__class__ is int: off = offset
+    else:
+        try: off = _int_of(offset)
+        except TypeError: off = -1
     if off < 0: raise _bad_form(tensor, pattern, f"offset must be an integer >= 0, got offset={offset!r}")
     lo = hi = 0
     for s, n in pairs[1:]:                               # the free pairs' extent
@@ -103,7 +136,7 @@ def make_view(tensor: Tensor, pattern, offset=0) -> View:
     return View(tensor, tuple(pairs), off, arr)
 
 def _view_of(tensor, arr) -> View:
-    "The `View` of a NumPy view `arr` of `tensor.storage` (from slicing), with its pattern read off its strides."
+    "The `View` of a NumPy view `arr` of `tensor.storage` (from basic slicing), with its pattern read off its strides."
     isz = tensor.dtype.itemsize
     if arr.ndim == 0: arr = arr.reshape(1)
     offset = (arr.__array_interface__['data'][0] - tensor.storage.__array_interface__['data'][0]) // isz
@@ -114,36 +147,66 @@ def _tensor_ap(self, pattern, offset=0) -> View:
     "This tensor seen through access pattern `pattern` at `offset` (no copy)."
     return make_view(self, pattern, offset)
 
-def _slice_pattern(shape, idx):
-    "(pattern, offset) that basic indexing `idx` (ints, slices, one ...) of a row-major `shape` selects, or None."
-    idx = idx if isinstance(idx, tuple) else (idx,)
-    if Ellipsis in idx:
-        k = idx.index(Ellipsis)
-        idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
-    if len(idx) > len(shape): return None
+def _what(x) -> str:
+    "How an indexing error names what was indexed: a tensor with its shape, or a view."
+    return f"tensor {x.name!r} {x.shape}" if isinstance(x, Tensor) else str(x)
+
+def _bad_index(what, i, why) -> SimulatorTypeError:
+    "The error for index item `i`, which basic indexing (a view, no copy) does not take."
+    shown = f"an array of dtype {i.dtype} and shape {i.shape}" if isinstance(i, np.ndarray) else reprlib.repr(i)
+    msg = {'fancy': f"index with integers, slices and at most one ... (basic indexing, which gives a view), got {shown}: "
+                    f"lists, arrays, bools and boolean masks select a copy, which no access pattern describes",
+           'none': "None (np.newaxis) would add an axis the tensor does not have; index with integers and slices"}
+    return SimulatorTypeError(f"{_what(what)}: {msg.get(why, why)}")
+
+def _slice_pattern(shape, idx, what='tensor'): # `what`: the tensor or view indexed, named in errors
+    "(pattern, offset) that basic indexing `idx` (ints, slices, one ...) of a row-major `shape` selects; else an error."
+    idx = idx if idx.__class__ is tuple else (idx,)
+    ell, n_ell = -1, 0
+    for k, i in enumerate(idx):                         # the kinds first: ints, slices, ...
+        if i.__class__ is int or i.__class__ is slice: continue
+        if i is Ellipsis:
+            if not n_ell: ell = k
+            n_ell += 1
+        elif i is None: raise _bad_index(what, i, 'none')
+        elif isinstance(i, (bool, np.bool_, list, tuple, range, np.ndarray)) or not hasattr(i, '__index__'):
+            raise _bad_index(what, i, 'fancy')
+    if n_ell > 1: raise _bad_index(what, Ellipsis, f"an index can hold only one ..., got {n_ell}")
+    if ell >= 0: idx = idx[:ell] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[ell + 1:]
+    if len(idx) > len(shape):
+        raise AccessPatternError(f"{_what(what)}: too many indices: the tensor has {len(shape)} axes {shape}, got {len(idx)}")
     idx += (slice(None),) * (len(shape) - len(idx))
     pattern, offset, step = [], 0, 1
-    for i, n in reversed(list(zip(idx, shape))):        # innermost first: its element step is 1
-        if isinstance(i, slice):
-            a, b, st = i.indices(n)
-            pattern.append([st * step, len(range(a, b, st))]); offset += a * step
+    for ax in range(len(shape) - 1, -1, -1):            # innermost first: its element step is 1
+        i, n = idx[ax], shape[ax]
+        if i.__class__ is slice:
+            try: a, b, st = i.indices(n)
+            except (TypeError, ValueError) as e:
+                raise SimulatorTypeError(f"{_what(what)}: axis {ax}: a slice takes integers and a step other than 0, got {i!r}") from None
+            m = len(range(a, b, st))
+            if m == 0: raise AccessPatternError(f"{_what(what)}: axis {ax} (length {n}): {i!r} selects nothing, and an "
+                                                f"access pattern needs at least one element on every axis")
+            pattern.append([st * step, m]); offset += a * step
         else:
-            try: j = operator.index(i)
-            except TypeError: return None                   # not basic indexing: let NumPy decide
-            if not -n <= j < n: return None
+            j = operator.index(i)
+            if not -n <= j < n:
+                raise AccessPatternError(f"{_what(what)}: index {j} is out of range for axis {ax}, which has length {n} "
+                                         f"(valid: {-n}..{n - 1})")
             offset += (j % n) * step
         step *= n
     return (pattern[::-1] or [[1, 1]]), offset
 
+def _keep_partition_axis(tensor, idx):
+    "Raise unless `idx` indexes an on-chip tensor's partition axis with a slice (so that axis stays first)."
+    first = (idx[0] if idx else Ellipsis) if idx.__class__ is tuple else idx
+    if first.__class__ is not slice and first is not Ellipsis:
+        raise AccessPatternError(f"tensor {tensor.name!r} is in {tensor.buffer.name}: index its partition axis with a "
+                                 f"slice (e.g. t[0:1]), not {first!r}, so the partition axis stays first")
+
 def _tensor_getitem(self, idx) -> View:
     "A NumPy-style slice of the tensor, as a `View` (the pattern is computed from the index, no NumPy call)."
-    if self.buffer.on_chip:
-        first = idx[0] if isinstance(idx, tuple) else idx
-        if not isinstance(first, slice) and first is not Ellipsis:
-            raise AccessPatternError(f"tensor {self.name!r} is in {self.buffer.name}: index its partition axis with a "
-                                     f"slice (e.g. t[0:1]), not {first!r}, so the partition axis stays first")
-    found = _slice_pattern(self.shape, idx)
-    return make_view(self, *found) if found else _view_of(self, self.data[idx])
+    if self.buffer.on_chip: _keep_partition_axis(self, idx)
+    return make_view(self, *_slice_pattern(self.shape, idx, self))
 
 def full_view(t) -> View:
     "The whole of `t` as a `View` (views pass through)."
@@ -163,7 +226,7 @@ def show_touches(view: View, ax=None, title=None, numbers=True):
     "Draw the tensor under `view` as a grid coloured by how many times the view reads each element."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     counts = _grid(touch_counts(view))
-    ax = ax or plt.subplots(figsize=(min(12, 1 + 0.45 * counts.shape[1]), 0.9 + 0.45 * counts.shape[0]))[1]
+    ax = ax or plt.subplots(figsize=(min(9, 1 + 0.45 * counts.shape[1]), 0.9 + 0.45 * counts.shape[0]))[1]
     ax.imshow(counts, cmap='Blues', vmin=0, vmax=max(3, counts.max()), aspect='equal')
     if numbers and counts.size <= 600:
         for (r, c), v in np.ndenumerate(counts):

@@ -6,22 +6,24 @@ Docs: https://dwlit.github.io/dwlit/instructions.html.md"""
 
 # %% ../nbs/03_instructions.ipynb #edd32d79
 from __future__ import annotations
-import contextlib, functools, inspect, math
+import contextlib, difflib, functools, inspect, math, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 import numpy as np
 from . import memory as _mem
 from .memory import *
-from .memory import Tensor, SimulatorError, AccessPatternError, AllocationError
+from .memory import (Tensor, SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, MAX_PROGRAMS,
+                          check_int, check_ints, check_number, hbm_tensor, bfloat16)
 from .ap import View, full_view, _extent
 
 # %% auto #0
-__all__ = ['multiply', 'add', 'subtract', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'ENGINES_FOR_COPY', 'tile_size',
-           'nl', 'nisa', 'Op', 'Access', 'Instruction', 'Trace', 'trace', 'tensor_tensor', 'tensor_reduce', 'memset',
-           'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose', 'affine_range', 'sequential_range',
-           'static_range', 'program_id', 'num_programs', 'Launch', 'simulate_kernel', 'KernelFunction', 'kernel',
-           'plot_trace', 'trace_stepper']
+__all__ = ['multiply', 'add', 'subtract', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'MAX_FREE_ELEMENTS',
+           'ENGINES_FOR_COPY', 'tile_size', 'nl', 'nisa', 'Op', 'Access', 'Instruction', 'Trace', 'trace',
+           'tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul',
+           'nc_transpose', 'affine_range', 'sequential_range', 'static_range', 'program_id', 'num_programs', 'Launch',
+           'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel', 'NotModelledError', 'plot_trace',
+           'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #50e7b0f0
 @dataclass(frozen=True)
@@ -111,9 +113,17 @@ def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
 
 # %% ../nbs/03_instructions.ipynb #0525c28c
 def _view(x, op, arg) -> View:
+    # Views always come from the package's dwlit.ap, even in a process that has run chapter 02's cells (nbdev-test
+    # reuses its worker processes): Tensor.ap and slicing import dwlit.ap when called, so one View class is enough.
     if isinstance(x, View): return x
     if isinstance(x, Tensor): return full_view(x)
-    raise SimulatorError(f"{op}: {arg} must be a simulated tensor or access pattern, got {type(x).__name__}")
+    if isinstance(x, np.ndarray):   # most likely a kernel function called directly with NumPy arrays
+        raise SimulatorTypeError(
+            f"{op}: {arg} is a NumPy array of shape {x.shape}, but instructions work on simulated tensors. Run the "
+            f"kernel through simulate_kernel(kernel, *arrays) or decorate it with @kernel: either puts NumPy arrays "
+            f"into HBM as tensors before the kernel runs. (At the top level, nl.ndarray(...) and .write(array) make one.)")
+    raise SimulatorTypeError(f"{op}: {arg} must be a simulated tensor or access pattern (a tensor, t.ap(...) or "
+                             f"t[...]), got {type(x).__name__}")
 
 def _on_chip(v, op, arg):
     if not v.tensor.buffer.on_chip:
@@ -137,8 +147,9 @@ def _nested(pattern):
 def _no_self_overlap(v, op):
     "Raise if destination `v` names some address twice."
     if _nested(tuple(v.pattern[1:] if v.tensor.buffer.on_chip else v.pattern)): return
-    a = v.addresses().ravel()
-    if np.unique(a).size != a.size:
+    if v.size > v.tensor.size: a = None          # more elements than addresses: some address twice, without listing them
+    else: a = v.addresses().ravel()
+    if a is None or np.unique(a).size != a.size:
         raise SimulatorError(f"{op}: destination {v!r} writes some addresses more than once (a stride-0 or "
                              f"overlapping destination pattern)")
 
@@ -160,10 +171,17 @@ def _as_shape(dst, shape):
 # %% ../nbs/03_instructions.ipynb #3b51a5df
 def _elementwise(ufunc, a, b, out):
     "`out[...] = ufunc(a, b)` with the longer of the two innermost axes iterated innermost."
-    if a.ndim >= 3 and a.shape[-1] < a.shape[-2]:   # a short tap axis innermost is slow in NumPy (facts.md §5)
+    if a.ndim >= 3 and a.shape[-1] < a.shape[-2]:   # a short tap axis innermost is slow in NumPy (measured: bench/)
         a, b, out = a.swapaxes(-1, -2), b.swapaxes(-1, -2), out.swapaxes(-1, -2)
         ufunc(a, b, out=out, order='C')
     else: ufunc(a, b, out=out)
+
+MAX_FREE_ELEMENTS = 2**20   # elements per partition one instruction may read: more than any SBUF partition holds
+
+def _too_many(op, arg, v):
+    raise SimulatorError(f"{op}: {arg} {v!r} reads {v.free_size:,} elements per partition, more than MAX_FREE_ELEMENTS "
+                         f"= {MAX_FREE_ELEMENTS:,}: no SBUF partition holds that many, so only step-0 pairs can ask for "
+                         f"it, and the simulator, which computes every element, refuses rather than run for minutes")
 
 def tensor_tensor(dst, data1, data2, op):
     "Elementwise `dst = op(data1, data2)` per partition on the Vector engine (fp32 arithmetic)."
@@ -187,7 +205,7 @@ def tensor_tensor(dst, data1, data2, op):
 
 def _reduce_axes(axis, ndim, name):
     axes = tuple(sorted(axis)) if isinstance(axis, (tuple, list)) else (axis,)
-    if not all(isinstance(a, (int, np.integer)) for a in axes) or not axes:
+    if not axes or not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in axes):
         raise SimulatorError(f"{name}: axis must be an int or a tuple of ints, got axis={axis!r}")
     axes = tuple(int(a) for a in axes)
     if 0 in axes: raise SimulatorError(f"{name}: axis 0 is the partition axis and can never be reduced (got axis={axis!r})")
@@ -214,6 +232,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
     if dst.array.shape[0] != data.array.shape[0]: _same_partitions(name, dst=dst, data=data)
     nd = data.array.ndim
     axes = (nd - 1,) if axis == nd - 1 and nd > 1 and type(axis) is int else _reduce_axes(axis, nd, name)
+    if data.array.size > data.array.shape[0] * MAX_FREE_ELEMENTS: _too_many(name, 'data', data)
     kept = math.prod(data.array.shape[1:axes[0]])
     if dst.array.size // dst.array.shape[0] != kept:
         raise SimulatorError(f"{name}: reducing axis {axis} of data {data.shape} leaves {kept} elements per partition, "
@@ -231,7 +250,10 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
                         axis=axis if isinstance(axis, int) else tuple(axis))
 
 def memset(dst, value):
-    "Fill `dst` (SBUF/PSUM) with `value` (Vector engine)."
+    "Fill `dst` (SBUF/PSUM) with `value`, a number (Vector engine)."
+    if value.__class__ is not float:          # ints too: 10**400 is an int that no float holds
+        try: value = check_number(value, 'value')
+        except SimulatorError as e: raise type(e)(f"memset: {e}") from None
     dst = _view(dst, 'memset', 'dst'); _on_chip(dst, 'memset', 'dst')
     _no_self_overlap(dst, 'memset')
     dst.array[...] = np.float32(value)
@@ -278,7 +300,7 @@ def dve_transpose(dst, data, perm=None):
     for k, v in (('dst', dst), ('data', data)): _on_chip(v, name, k)
     _same_partitions(name, dst=dst, data=data)
     nd = len(data.shape)
-    perm = tuple(range(nd - 1, 0, -1)) if perm is None else tuple(perm)
+    perm = tuple(range(nd - 1, 0, -1)) if perm is None else check_ints(perm, 'perm')
     if sorted(perm) != list(range(1, nd)):
         raise SimulatorError(f"{name}: perm must be a permutation of the free axes {tuple(range(1, nd))}, got perm={perm!r}")
     if dst.free_size != data.free_size:
@@ -351,27 +373,55 @@ def _to_numpy(r):
     if isinstance(r, (tuple, list)): return type(r)(_to_numpy(x) for x in r)
     return r
 
+def is_tensor_data(x) -> bool:
+    "True for what `simulate_kernel` puts into HBM: a floating-point NumPy array with at least one axis."
+    return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype == bfloat16)
+
+def _check_result(r, fn, pid):
+    "Raise unless kernel `fn`'s result is an HBM tensor (or a view of one), or a tuple or list of them."
+    name = getattr(fn, '__name__', 'the kernel')
+    what = f"kernel {name} (program {pid})"
+    store = ("a kernel returns the HBM tensor it wrote its result into: out = nl.ndarray(shape, dtype, "
+             "buffer=nl.shared_hbm), fill it with nisa.dma_copy, then return out")
+    if r is None: raise SimulatorTypeError(f"{what} returned nothing (None); {store}")
+    items = r if isinstance(r, (tuple, list)) else (r,)
+    if not items: raise SimulatorTypeError(f"{what} returned an empty {type(r).__name__}; {store}")
+    for k, x in enumerate(items):
+        which = f"{what} returned " + (f"as item {k} of its {type(r).__name__} " if items is r else '')
+        if isinstance(x, (Tensor, View)) and x.buffer.on_chip:
+            raise SimulatorError(f"{which}{x!r}, which is in {x.buffer.name.upper()}: on-chip memory belongs to one "
+                                 f"program and is gone when it ends; dma_copy it into an nl.shared_hbm tensor and return that")
+        if not isinstance(x, (Tensor, View)):
+            raise SimulatorTypeError(f"{which}an object of type {type(x).__name__}, not a tensor; {store}")
+
 def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
-    "Run `kernel` once per program id on fresh cores sharing HBM; NumPy args become HBM tensors; returns NumPy."
+    "Run `kernel` once per program id on fresh cores sharing HBM; floating-point NumPy arrays become HBM tensors; returns NumPy."
     # cores: a list to receive each program's NeuronCore, to read its SBUF/PSUM peaks after the run
     fn = getattr(kernel, 'func', kernel)
-    if not isinstance(num_programs, (int, np.integer)) or isinstance(num_programs, bool) or num_programs < 1:
-        raise SimulatorError(f"num_programs must be an integer >= 1, got num_programs={num_programs!r}")
+    if not callable(fn): raise SimulatorTypeError(f"kernel must be a function, got {type(kernel).__name__}")
+    n = check_int(num_programs, 'num_programs', minimum=1)
+    if n > MAX_PROGRAMS:
+        raise SimulatorError(f"num_programs must be <= MAX_PROGRAMS = {MAX_PROGRAMS:,} (the simulator runs the programs "
+                             f"one after another), got num_programs={n:,}")
+    target = get_target(target).name
+    if cores is not None and not isinstance(cores, list):
+        raise SimulatorTypeError(f"cores must be a list to receive each program's core, or None, got {type(cores).__name__}")
     sig = inspect.signature(fn)
     try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{getattr(fn, '__name__', fn)}: {e}") from None
-    place = lambda v, name: hbm_tensor(v, name) if isinstance(v, np.ndarray) else v   # NumPy -> HBM, named
+    place = lambda v, name: hbm_tensor(v, name) if is_tensor_data(v) else v   # tensor data -> HBM, named; values as they are
     for k, v in bound.arguments.items():
         kind = sig.parameters[k].kind
         if kind is inspect.Parameter.VAR_POSITIONAL: bound.arguments[k] = tuple(place(x, f"{k}{i}") for i, x in enumerate(v))
-        elif kind is inspect.Parameter.VAR_KEYWORD: bound.arguments[k] = {n: place(x, n) for n, x in v.items()}
+        elif kind is inspect.Parameter.VAR_KEYWORD: bound.arguments[k] = {m: place(x, m) for m, x in v.items()}
         else: bound.arguments[k] = place(v, k)
     launch, result = Launch(), None
-    for pid in range(int(num_programs)):
-        core = NeuronCore(target, pid, int(num_programs), launch)
+    for pid in range(n):
+        core = NeuronCore(target, pid, n, launch)
         with use_core(core): r = fn(*bound.args, **bound.kwargs)
+        _check_result(r, fn, pid)
         if cores is not None: cores.append(core)
-        if result is None: result = r
+        if pid == 0: result = r
     return _to_numpy(result)
 
 class KernelFunction:
@@ -388,8 +438,44 @@ def kernel(func) -> KernelFunction:
     return KernelFunction(func)
 
 # %% ../nbs/03_instructions.ipynb #f44b047e
+class NotModelledError(AttributeError):
+    "An `nl`/`nisa` name that dwlit does not model (an `AttributeError`, so `hasattr` and `getattr(..., default)` still work)."
+
+_NKI_NAMES = {   # names of NKI's language and ISA modules that dwlit leaves out (from the NKI API reference)
+    'nl': 'load store load_transpose2d atomic_rmw copy broadcast_to zeros ones full zeros_like empty_like rand '
+          'random_seed shared_constant shared_identity_matrix matmul transpose abs exp log sqrt rsqrt square power '
+          'reciprocal negative sign sin cos tan tanh arctan ceil floor trunc divide relu sigmoid silu gelu softmax erf '
+          'mish softplus dropout rms_norm sum mean max min prod all var equal not_equal greater less where '
+          'invert bitwise_and bitwise_or left_shift right_shift par_dim arange mgrid device_print int32 int8 uint8 '
+          'float8_e4m3 float8_e5m2 tfloat32 bool_ dynamic_range NkiTensor'.split(),
+    'nisa': 'nc_matmul_mx activation activation_reduce tensor_partition_reduce tensor_tensor_scan '
+            'scalar_tensor_tensor tensor_scalar tensor_scalar_reduce tensor_scalar_cumulative tensor_copy_predicated '
+            'tensor_copy_dynamic_src tensor_copy_dynamic_dst exponential reciprocal quantize_mx iota dropout '
+            'affine_select range_select select_reduce sequence_bounds bn_stats bn_aggr local_gather nc_n_gather '
+            'dma_transpose dma_compute max8 nc_find_index8 nc_match_replace8 nc_stream_shuffle register_alloc '
+            'register_load register_move register_store core_barrier sendrecv rng rand2 rand_set_state '
+            'rand_get_state set_rng_seed nonzero_with_count engine get_nc_version nc_version'.split()}
+_INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
+            'copy': 'nisa.tensor_copy', 'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose or nisa.dve_transpose',
+            'zeros': 'nl.ndarray, then nisa.memset(t, 0.0)', 'ones': 'nl.ndarray, then nisa.memset(t, 1.0)',
+            'full': 'nl.ndarray, then nisa.memset(t, value)', 'sum': 'nisa.tensor_reduce(dst, nl.add, data, axis)',
+            'max': 'nisa.tensor_reduce(dst, nl.maximum, data, axis)', 'min': 'nisa.tensor_reduce(dst, nl.minimum, data, axis)',
+            'tensor_scalar': 'nisa.tensor_tensor with a step-0 operand'}
+
 class _Namespace(SimpleNamespace):
-    def __repr__(self): return f"<{self._name}: {', '.join(k for k in vars(self) if not k.startswith('_'))}>"
+    def __repr__(self): return f"<{self._name}: {', '.join(self._modelled())}>"
+    def _modelled(self): return [k for k in vars(self) if not k.startswith('_')]
+    def __getattr__(self, key):   # only called for a name that is not there: costs nothing on the hot path
+        if key.startswith('_'): raise AttributeError(key)
+        ns = vars(self).get('_name', '?')
+        instead = f" (use {_INSTEAD[key]})" if key in _INSTEAD else ''
+        if key in _NKI_NAMES.get(ns, ()):
+            what = f"{ns}.{key} is part of NKI, but dwlit does not model it{instead}"
+        else:
+            close = difflib.get_close_matches(key, self._modelled(), n=1)
+            what = f"{ns}.{key} is not a name dwlit models{instead}" + (f" (did you mean {ns}.{close[0]}?)" if close else '')
+        raise NotModelledError(f"{what}. dwlit models only what the depthwise kernels and their contrasts use; "
+                               f"{ns} has: {', '.join(self._modelled())}")
 
 nl = _Namespace(_name='nl', ndarray=ndarray, sbuf=sbuf, psum=psum, hbm=hbm, private_hbm=private_hbm,
                 shared_hbm=shared_hbm, float32=float32, float16=float16, bfloat16=bfloat16,
@@ -400,22 +486,41 @@ nisa = _Namespace(_name='nisa', tensor_tensor=tensor_tensor, tensor_reduce=tenso
                   dma_copy=dma_copy, tensor_copy=tensor_copy, dve_transpose=dve_transpose, nc_matmul=nc_matmul, nc_transpose=nc_transpose)
 
 # %% ../nbs/03_instructions.ipynb #8c4e2e34
-_SHORT = {'tensor_tensor': 'mul/tt', 'tensor_reduce': 'reduce', 'dma_copy': 'dma', 'memset': 'memset', 'tensor_copy': 'copy',
-          'nc_matmul': 'matmul', 'nc_transpose': 'PE T', 'dve_transpose': 'dve T'}
+_SHORT = {'dma_copy': 'dma', 'memset': 'set', 'tensor_reduce': 'red', 'tensor_copy': 'cp', 'nc_matmul': 'mm',
+          'nc_transpose': 'PT', 'dve_transpose': 'VT'}
+_OPS_SHORT = {'multiply': 'mul', 'add': 'add', 'subtract': 'sub', 'maximum': 'max', 'minimum': 'min'}
 
-def plot_trace(tr: Trace, ax=None, title=None):
-    "Draw a trace: one row per engine, one box per instruction in issue order, coloured by program."
-    import matplotlib.pyplot as plt
-    ax = ax or plt.subplots(figsize=(10, 2.4))[1]
+def _label(ins) -> str:
+    "A box label of at most 3 characters: the op for tensor_tensor (mul, add, ...), else a short name of the intrinsic."
+    if ins.op == 'tensor_tensor': return _OPS_SHORT.get(ins.attrs.get('op'), 'tt')
+    return _SHORT.get(ins.op, ins.op[:3])
+
+def plot_trace(tr: Trace, ax=None, title=None, fontsize=7):
+    "Draw a trace: one row per engine, one box per instruction in issue order, coloured by program; labels where they fit."
+    import matplotlib.pyplot as plt, matplotlib.patches as mpatches
+    ax = ax or plt.subplots(figsize=(9, 2.6))[1]
     rows = {e: k for k, e in enumerate(ENGINES)}
     cmap = plt.get_cmap('tab10')
-    for n, ins in enumerate(tr.instructions):
-        ax.barh(rows[ins.engine], 0.9, left=n, color=cmap(ins.program_id % 10), edgecolor='black', linewidth=0.3)
-        if len(tr) <= 40: ax.text(n + 0.45, rows[ins.engine], _SHORT.get(ins.op, ins.op), ha='center', va='center', fontsize=6, rotation=90)
+    n = max(len(tr), 1)
+    fig = ax.figure
+    box_pt = ax.get_position().width * fig.get_figwidth() * 72 * 0.9 / (n + 1)   # one box's width in points
+    labels = {}
+    for k, ins in enumerate(tr.instructions):
+        ax.barh(rows[ins.engine], 0.9, left=k, color=cmap(ins.program_id % 10), edgecolor='black', linewidth=0.3)
+        lab = _label(ins)
+        if 0.62 * fontsize * len(lab) <= box_pt:          # only where the label fits inside its box
+            ax.text(k + 0.45, rows[ins.engine], lab, ha='center', va='center', fontsize=fontsize)
+            labels[lab] = ins.op + (f" {ins.attrs['op']}" if ins.op == 'tensor_tensor' else '')
     ax.set_yticks(range(len(ENGINES)), [f"{e} (PE array)" if e == PE_ARRAY else e for e in ENGINES])
-    ax.set_xlabel('instruction number (issue order)'); ax.set_ylabel('engine')
-    ax.set_title(title or f"Output: {len(tr)} instructions by engine and program", fontsize=9)
-    ax.set_xlim(-0.5, max(len(tr), 1) + 0.5)
+    key = ('; labels: ' + ', '.join(f"{a} = {b}" for a, b in labels.items())) if labels else ''
+    ax.set_xlabel('instruction number (issue order)' + key, fontsize=8); ax.set_ylabel('engine')
+    title = title or f"Output: {len(tr)} instructions by engine and program"
+    ax.set_title('\n'.join(textwrap.wrap(title, 120)), fontsize=9)   # a long title wraps instead of running off
+    ax.set_xlim(-0.5, n + 0.5)
+    programs = sorted({i.program_id for i in tr.instructions})
+    if len(programs) > 1:   # the colour key, beside the axes (off the boxes)
+        ax.legend(handles=[mpatches.Patch(color=cmap(p % 10), label=f'program {p}') for p in programs[:10]],
+                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), title='colour', title_fontsize=7)
     return ax
 
 # %% ../nbs/03_instructions.ipynb #6fcac2b7

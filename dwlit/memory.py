@@ -6,17 +6,17 @@ Docs: https://dwlit.github.io/dwlit/memory.html.md"""
 
 # %% ../nbs/01_memory.ipynb #6a6f63bd
 from __future__ import annotations
-import contextlib, itertools, linecache, operator, re, sys, weakref
+import contextlib, itertools, linecache, math, operator, re, sys, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'float32', 'float16', 'bfloat16', 'DTYPES',
-           'MAX_PROGRAMS', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'check_int',
-           'check_ints', 'iter_is_self', 'Target', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype',
-           'PartitionAllocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'ndarray',
-           'hbm_tensor', 'check_tensor', 'sbuf_fill_widget']
+           'MAX_HBM_BYTES', 'MAX_PROGRAMS', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError',
+           'AllocationError', 'check_int', 'check_ints', 'check_number', 'iter_is_self', 'Target', 'get_target',
+           'set_target', 'using_target', 'Buffer', 'as_dtype', 'PartitionAllocator', 'NeuronCore', 'current_core',
+           'use_core', 'reset_default_core', 'Tensor', 'ndarray', 'hbm_tensor', 'check_tensor', 'sbuf_fill_widget']
 
 # %% ../nbs/01_memory.ipynb #9d144d9d
 class SimulatorError(ValueError):
@@ -65,6 +65,14 @@ def check_ints(value, arg: str, # the argument's name, for the message
         if minimum is not None and out[-1] < minimum: raise SimulatorError(f"{arg} must be >= {minimum}, got {n}={out[-1]}")
         if maximum is not None and out[-1] > maximum: raise SimulatorError(f"{arg} must be <= {maximum:,}, got {n}={out[-1]:,}")
     return tuple(out)
+
+def check_number(value, arg: str) -> float:
+    "`value` (a Python or NumPy int or float) as a Python float; bools, None, strings and arrays are refused."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating, np.generic)) \
+            or (isinstance(value, np.generic) and value.dtype.kind not in 'iuf' and value.dtype != ml_dtypes.bfloat16):
+        raise SimulatorTypeError(f"{arg} must be a number (an int or a float), got {arg}={value!r}")
+    try: return float(value)
+    except OverflowError: raise SimulatorError(f"{arg} must be a number a float can hold, got a {len(str(value))}-digit integer") from None
 
 def iter_is_self(x) -> bool:
     "True for one-shot iterators and generators (iterating them uses them up)."
@@ -133,7 +141,8 @@ DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}
 def as_dtype(dtype, arg='dtype') -> np.dtype:
     "The simulator dtype for `dtype` (a name or anything NumPy understands); only float32/float16/bfloat16."
     try: dt = DTYPES[dtype] if isinstance(dtype, str) and dtype in DTYPES else np.dtype(dtype)
-    except TypeError: dt = None
+    except (TypeError, ValueError, KeyError): dt = None
+    if dt is not None and dt.byteorder == ('<' if sys.byteorder == 'big' else '>'): dt = dt.newbyteorder('=')   # e.g. '>f4' is float32
     if dt not in DTYPES.values():
         raise SimulatorError(f"{arg} must be one of float32, float16, bfloat16, got {arg}={dtype!r}")
     return dt
@@ -149,13 +158,17 @@ class PartitionAllocator:
     @property
     def free(self): return self.capacity - self.used
 
-    def allocate(self, tid, name, nbytes, what=''):
-        "Reserve `nbytes` per partition for tensor `tid`, or raise `AllocationError` with the numbers."
+    def check(self, name, nbytes, what=''):
+        "Raise `AllocationError` with the numbers unless `nbytes` per partition are free (takes nothing)."
         if nbytes > self.free:
             held = ', '.join(f"{n} {b} B" for n, b in self.live.values()) or 'nothing'
             raise AllocationError(
                 f"{self.buffer.name.upper()} overflow: tensor {name!r} {what} needs {nbytes} B per partition, "
                 f"but only {self.free} B of {self.capacity} B per partition are free (held: {held})")
+
+    def allocate(self, tid, name, nbytes, what=''):
+        "Reserve `nbytes` per partition for tensor `tid`, or raise `AllocationError` with the numbers."
+        self.check(name, nbytes, what)
         self.live[tid] = (name, nbytes)
         self.used += nbytes
         self.peak = max(self.peak, self.used)
@@ -244,8 +257,10 @@ class Tensor:
         return _tensor_getitem(self, idx)
 
     def write(self, array):
-        "Copy `array` (same shape) into the tensor, cast to its dtype."
+        "Copy `array` (same shape, real numbers) into the tensor, cast to its dtype."
         array = np.asarray(array)
+        if array.dtype.kind not in 'biuf' and array.dtype != ml_dtypes.bfloat16:
+            raise SimulatorTypeError(f"write: the array must hold real numbers, got dtype {array.dtype} for tensor {self.name!r}")
         if array.shape != self.shape:
             raise SimulatorError(f"write: array shape {array.shape} does not match tensor {self.name!r} shape {self.shape}")
         self.data[...] = array.astype(self.dtype)
@@ -255,34 +270,54 @@ class Tensor:
         return f"Tensor({self.name!r}, {self.shape}, {self.dtype.name}, {self.buffer!r})"
 
 # %% ../nbs/01_memory.ipynb #06770ed3
+MAX_HBM_BYTES = 2**30   # the simulator keeps HBM in host memory: one HBM tensor may take at most 1 GiB of it
+
 def _check_shape(shape, name):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    if not shape or not all(isinstance(s, (int, np.integer)) and s >= 1 for s in shape):
+    "`shape` as a tuple of Python ints >= 1 (an int is a 1-D shape), or an error that names tensor `name`."
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)): shape = (shape,)
+    try: shape = check_ints(shape, 'shape')
+    except SimulatorError as e: raise type(e)(f"tensor {name!r}: {e}") from None
+    if not shape or min(shape) < 1:
         raise AllocationError(f"shape of {name!r} must be a non-empty tuple of integers >= 1, got shape={shape!r}")
-    return tuple(int(s) for s in shape)
+    return shape
+
+def _check_hbm_size(shape, dtype, name):
+    "Refuse an HBM tensor larger than `MAX_HBM_BYTES`, before any memory is taken."
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > MAX_HBM_BYTES:
+        raise AllocationError(f"HBM tensor {name!r} of shape {shape} {dtype.name} would take {nbytes:,} B, but one HBM "
+                              f"tensor may take at most MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B (the simulator keeps HBM "
+                              f"in host memory)")
 
 def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
-    "Allocate a NaN-filled tensor in `buffer` on the current core; on-chip ones are checked against capacity."
+    "Allocate a NaN-filled tensor in `buffer` on the current core; shape, size and capacity are checked first."
     name = name or _caller_name() or f"t{next(_ids)}"
     shape, dtype, core = _check_shape(shape, name), as_dtype(dtype), current_core()
     if not isinstance(buffer, Buffer):
         raise AllocationError(f"buffer must be one of nl.sbuf, nl.psum, nl.hbm, nl.private_hbm, nl.shared_hbm, got buffer={buffer!r}")
+    if buffer.on_chip:
+        if shape[0] > core.target.partitions:
+            raise AllocationError(f"{buffer.name} tensor {name!r}: the partition dimension (first) must be <= "
+                                  f"{core.target.partitions}, got shape={shape}")
+        alloc, what = core.allocator(buffer), f"{shape} {dtype.name}"
+        alloc.check(name, math.prod(shape[1:]) * dtype.itemsize, what)   # refused before any memory is taken
+    else: _check_hbm_size(shape, dtype, name)
     if buffer is shared_hbm and core.launch is not None:
         return core.launch.shared_tensor(shape, dtype, name)  # every program of a launch sees the same tensor
-    if buffer.on_chip and shape[0] > core.target.partitions:
-        raise AllocationError(f"{buffer.name} tensor {name!r}: the partition dimension (first) must be <= "
-                              f"{core.target.partitions}, got shape={shape}")
-    t = Tensor(shape, dtype, buffer, name, np.full(int(np.prod(shape)), np.nan, dtype))
+    t = Tensor(shape, dtype, buffer, name, np.full(math.prod(shape), np.nan, dtype))
     if buffer.on_chip:
-        alloc = core.allocator(buffer)
-        alloc.allocate(t.id, name, t.bytes_per_partition, f"{shape} {dtype.name}")
+        alloc.allocate(t.id, name, t.bytes_per_partition, what)
         weakref.finalize(t, alloc.release, t.id)
     return t
 
 def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
-    "An HBM tensor holding a copy of NumPy `array` (how kernel inputs enter the simulator)."
-    array = np.asarray(array)
+    "An HBM tensor holding a copy of NumPy `array` (how kernel inputs enter); its size is checked before the copy."
+    array = np.asarray(array)                       # an array or a view (e.g. np.broadcast_to) is not copied here
     dtype = as_dtype(array.dtype, f"dtype of {name}")
+    if array.ndim == 0 or array.size == 0:
+        raise SimulatorError(f"{name} must have at least one axis and at least one element in every axis, "
+                             f"got shape {array.shape}")
+    _check_hbm_size(array.shape, dtype, name)      # the size it shows, which a broadcast view does not store
     return Tensor(array.shape, dtype, buffer, name, np.array(array, dtype=dtype, order='C').reshape(-1))  # one copy
 
 # %% ../nbs/01_memory.ipynb #70234756
@@ -292,8 +327,13 @@ def check_tensor(x, arg: str, # the argument's name, for the message
                  ndim=None, form=''): # the number of axes it must have, and what they mean, e.g. '(N, C, 1, W)'
     "Raise unless `x` is a simulated tensor (or a view of one) with `ndim` axes; name `arg` and what it got."
     if not (isinstance(x, Tensor) or (hasattr(x, 'tensor') and isinstance(getattr(x, 'tensor'), Tensor))):
-        how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
-               "arguments into HBM" if isinstance(x, np.ndarray) else "pass a NumPy array to the kernel")
+        if isinstance(x, np.ndarray) and current_core().launch is not None:   # inside simulate_kernel: not tensor data
+            how = (f"simulate_kernel puts only floating-point NumPy arrays with at least one axis into HBM, and this "
+                   f"one has dtype {x.dtype} and shape {x.shape}")
+        elif isinstance(x, np.ndarray):
+            how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
+                   "arguments into HBM")
+        else: how = "pass a NumPy array to the kernel"
         raise SimulatorTypeError(f"{arg} must be a simulated tensor, got {type(x).__name__}; {how}")
     if ndim is not None and len(x.shape) != ndim:
         raise SimulatorError(f"{arg} must have {ndim} axes{' ' + form if form else ''}, got shape {tuple(x.shape)}")
@@ -317,11 +357,11 @@ def _draw_partition(target, dtype, sizes, ax):
         ax.barh(0, n * np.dtype(dtype).itemsize, left=left, fill=False, hatch='//', edgecolor='red',
                 label=f"tensor{k} requested: {n * np.dtype(dtype).itemsize:,} B (refused)")
     ax.axvline(core.sbuf.capacity, color='red', ls='--', label=f"capacity {core.sbuf.capacity:,} B")
-    ax.set_xlim(0, max(core.sbuf.capacity, left + (n * np.dtype(dtype).itemsize if err else 0)) * 1.3); ax.set_yticks([])
+    ax.set_xlim(0, max(core.sbuf.capacity, left + (n * np.dtype(dtype).itemsize if err else 0)) * 1.05); ax.set_yticks([])
     ax.set_xlabel('bytes per SBUF partition')
     ax.set_title(f"Input: {len(sizes)} tensors (128, n) {np.dtype(dtype).name} on {target}. Output: "
                  + ("does not fit" if err else f"{core.sbuf.used:,} B used per partition"), fontsize=9)
-    ax.legend(fontsize=7, loc='upper right')
+    ax.legend(fontsize=7, loc='center left', bbox_to_anchor=(1.01, 0.5))   # beside the axes, off the bars
     return err
 
 def sbuf_fill_widget():
@@ -336,7 +376,7 @@ def sbuf_fill_widget():
     def draw(*_):
         out.clear_output(wait=True)
         with out:
-            fig, ax = plt.subplots(figsize=(8, 1.8))
+            fig, ax = plt.subplots(figsize=(9, 1.8))
             err = _draw_partition(tgt.value, DTYPES[dt.value], [s.value for s in sl], ax)
             plt.tight_layout(); plt.show()
         info.value = f"AllocationError: {err}" if err else "fits"

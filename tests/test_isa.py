@@ -140,8 +140,12 @@ def test_each_program_has_its_own_sbuf_and_shared_hbm_output():
 
 
 def test_simulate_kernel_rejects_bad_num_programs():
-    with pytest.raises(SimulatorError, match="num_programs must be an integer >= 1, got num_programs=0"):
+    with pytest.raises(SimulatorError, match="num_programs must be >= 1, got num_programs=0"):
         simulate_kernel(lambda x: x, np.zeros(1, np.float32), num_programs=0)
+    with pytest.raises(SimulatorError, match="num_programs must be <= MAX_PROGRAMS = 4,096"):
+        simulate_kernel(lambda x: x, np.zeros(1, np.float32), num_programs=10**9)   # hours, if it ran
+    with pytest.raises(TypeError, match="num_programs must be an integer, got num_programs=True"):
+        simulate_kernel(lambda x: x, np.zeros(1, np.float32), num_programs=True)
 
 
 def test_new_allocations_are_nan_so_missing_memsets_show():

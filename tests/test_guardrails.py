@@ -1,0 +1,132 @@
+"""Guardrails for kernel writers (issue 10): a kernel that returns a non-HBM tensor or nothing, a kernel function called
+with NumPy arrays outside the launcher, and NKI names dwlit does not model each get a message that says what to do."""
+import numpy as np
+import pytest
+
+import dwlit
+from dwlit import nl, nisa, simulate_kernel, kernel, SimulatorError, NotModelledError
+
+
+def _double_into(out_buffer, ret):
+    "A kernel that doubles x via SBUF into `out_buffer`, then returns what `ret(out, tile)` picks."
+    def k(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=out_buffer)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(t, x)
+        nisa.tensor_tensor(t, t, t, nl.add)
+        if out_buffer is nl.psum: nisa.tensor_copy(out, t)
+        else: nisa.dma_copy(out, t)
+        return ret(out, t)
+    return k
+
+
+X = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+@pytest.mark.parametrize("ret,buffer,msg", [
+    (lambda out, t: t, nl.shared_hbm, "returned Tensor('t', (2, 3), float32, nl.sbuf), which is in SBUF"),
+    (lambda out, t: out, nl.psum, "which is in PSUM: on-chip memory belongs to one program"),
+    (lambda out, t: t[:, 0:2], nl.shared_hbm, "returned t.ap([[3, 2], [1, 2]], offset=0), which is in SBUF"),
+    (lambda out, t: None, nl.shared_hbm, "returned nothing (None); a kernel returns the HBM tensor it wrote its result into"),
+    (lambda out, t: (out, t), nl.shared_hbm, "returned as item 1 of its tuple Tensor('t'"),
+    (lambda out, t: (), nl.shared_hbm, "returned an empty tuple"),
+    (lambda out, t: 3.0, nl.shared_hbm, "returned an object of type float, not a tensor"),
+    (lambda out, t: out.numpy(), nl.shared_hbm, "returned an object of type ndarray, not a tensor"),
+])
+@pytest.mark.parametrize("launch", ['simulate_kernel', 'decorator', 'grid'])
+def test_kernel_must_return_hbm_tensors(ret, buffer, msg, launch):
+    k = _double_into(buffer, ret)
+    run = {'simulate_kernel': lambda: simulate_kernel(k, X),
+           'decorator': lambda: kernel(k)(X),
+           'grid': lambda: kernel(k)[3](X)}[launch]
+    with pytest.raises(SimulatorError, match=None) as e:
+        run()
+    assert msg in str(e.value), str(e.value)
+    assert "kernel k (program 0)" in str(e.value)
+
+
+def test_every_program_must_return_hbm():
+    "Program 0 fine, program 1 returns nothing: still refused, and the message names program 1."
+    def k(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(t, x); nisa.dma_copy(out, t)
+        return out if nl.program_id(0) == 0 else None
+    with pytest.raises(TypeError, match=r"kernel k \(program 1\) returned nothing"):
+        simulate_kernel(k, X, num_programs=2)
+
+
+def test_hbm_results_and_tuples_of_them_pass():
+    k = _double_into(nl.shared_hbm, lambda out, t: out)
+    np.testing.assert_array_equal(simulate_kernel(k, X), 2 * X)
+    two = _double_into(nl.shared_hbm, lambda out, t: (out, out[0:1]))
+    a, b = simulate_kernel(two, X, num_programs=2)
+    np.testing.assert_array_equal(a, 2 * X); np.testing.assert_array_equal(b, 2 * X[0:1])
+    lst = _double_into(nl.shared_hbm, lambda out, t: [out])
+    assert isinstance(simulate_kernel(lst, X), list)
+    np.testing.assert_array_equal(simulate_kernel(lambda x: x, X), X)          # the input itself is an HBM tensor
+
+
+def test_kernel_function_called_with_numpy_says_how_to_launch():
+    k = _double_into(nl.shared_hbm, lambda out, t: out)
+    with pytest.raises(TypeError) as e:
+        k(X)                                          # no simulate_kernel, no @kernel
+    msg = str(e.value)
+    assert "dma_copy: src is a NumPy array of shape (2, 3)" in msg
+    assert "simulate_kernel(kernel, *arrays)" in msg and "@kernel" in msg
+    np.testing.assert_array_equal(kernel(k)(X), 2 * X)   # decorated, it works
+
+
+@pytest.mark.parametrize("call,arg", [
+    (lambda a: nisa.tensor_tensor(a, a, a, nl.add), 'dst'),
+    (lambda a: nisa.tensor_reduce(a, nl.add, a, axis=1), 'dst'),
+    (lambda a: nisa.memset(a, 0.0), 'dst'),
+    (lambda a: nisa.tensor_copy(a, a), 'dst'),
+    (lambda a: nisa.nc_matmul(a, a, a), 'dst'),
+])
+def test_every_intrinsic_names_the_numpy_operand(call, arg):
+    with pytest.raises(TypeError, match=f"{arg} is a NumPy array of shape \\(2, 3\\).*simulate_kernel"):
+        call(X.copy())
+
+
+@pytest.mark.parametrize("ns,name,hint", [
+    (nl, 'load', 'use nisa.dma_copy(sbuf_tile, hbm_view)'),
+    (nl, 'store', 'use nisa.dma_copy(hbm_view, sbuf_tile)'),
+    (nl, 'zeros', 'nisa.memset(t, 0.0)'),
+    (nl, 'matmul', 'use nisa.nc_matmul'),
+    (nl, 'exp', None),
+    (nisa, 'activation', None),
+    (nisa, 'tensor_scalar', 'nisa.tensor_tensor with a step-0 operand'),
+    (nisa, 'iota', None),
+])
+def test_unmodelled_nki_names_say_so_and_list_what_is_modelled(ns, name, hint):
+    nsname = 'nl' if ns is nl else 'nisa'
+    with pytest.raises(NotModelledError) as e:
+        getattr(ns, name)
+    msg = str(e.value)
+    assert f"{nsname}.{name} is part of NKI, but dwlit does not model it" in msg
+    if hint: assert hint in msg
+    modelled = [k for k in vars(ns) if not k.startswith('_')]
+    assert f"{nsname} has: {', '.join(modelled)}" in msg
+    assert isinstance(e.value, AttributeError)
+    assert not hasattr(ns, name) and getattr(ns, name, 'default') == 'default'
+
+
+def test_unknown_names_and_private_names():
+    with pytest.raises(NotModelledError, match=r"nl.ndaray is not a name dwlit models \(did you mean nl.ndarray\?\)"):
+        nl.ndaray
+    with pytest.raises(AttributeError) as e:          # dunder and private lookups stay plain AttributeErrors
+        nl.__wrapped__
+    assert not isinstance(e.value, NotModelledError)
+    assert dwlit.NotModelledError is NotModelledError
+    import copy, pickle
+    assert copy.copy(nl).ndarray is nl.ndarray and pickle.loads(pickle.dumps(nisa.memset)) is nisa.memset
+
+
+def test_unmodelled_name_inside_a_kernel():
+    "The error surfaces through simulate_kernel unchanged."
+    def k(x):
+        t = nl.load(x)
+        return t
+    with pytest.raises(NotModelledError, match="nl.load is part of NKI"):
+        simulate_kernel(k, X)
