@@ -1,0 +1,201 @@
+"""The real-layers chapter's module: the presets against the papers' tables, the planner's program counts, the kernels
+against the framework reference (JAX present and absent), and the isolation of the XLA child process."""
+import inspect
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from dwlit import SimulatorError, TARGETS
+import dwlit.layers as L
+from dwlit.layers import (LAYERS, Layer, RefCase, Reference, get_layer, in_contract, kernel_args, explain_args,
+                          programs_to_fit, layer_plan, run_layer, framework_reference, xla_reference, numpy_reference,
+                          jax_dimension_numbers, compare, error_bound, check_runs, layer_case)
+
+HAS_JAX = L.jax_available()
+needs_jax = pytest.mark.skipif(not HAS_JAX, reason="JAX is not installed (pip install -e '.[xla]')")
+
+
+# --- the presets, against numbers written out from the papers (not read from the module) ---
+
+def _net(src, stride=None):
+    return [l for l in LAYERS.values() if l.source == src and (stride is None or l.stride == stride)]
+
+def test_layer_counts_match_the_papers():
+    assert sum(l.count for l in _net('mobilenetv2')) == 17            # bottleneck rows n = 1, 2, 3, 4, 3, 3, 1
+    assert sum(l.count for l in _net('mobilenetv2', 2)) == 4          # s = 2 on rows c=24, 32, 64, 160
+    assert sum(l.count for l in _net('convnext')) == 18               # ConvNeXt-T blocks 3, 3, 9, 3
+    assert [l.C for l in _net('convnext')] == [96, 192, 384, 768]
+    assert sum(l.count for l in _net('efficientnet')) == 9            # 5x5 stages: 2 + 3 + 4 blocks
+    assert [l.C for l in _net('mamba')] == [1536, 2048, 3072, 4096, 5120]
+    assert {l.kernel for l in _net('mamba')} == {(4,)} and {l.padding for l in _net('mamba')} == {((3, 0),)}
+    assert [(l.C, l.kernel, l.padding) for l in _net('conformer')] == [(256, (31,), ((15, 15),)), (512, (31,), ((15, 15),))]
+    s = LAYERS['speech-frontend']
+    assert (s.C, s.size, s.kernel, s.out_size) == (512, (5000,), (8,), (5000,))
+    assert LAYERS['long-conv'].kernel[0] >= 512
+
+def test_every_stride1_2d_layer_keeps_its_size_and_stride2_halves_it():
+    for l in LAYERS.values():
+        if l.dims == 2:
+            assert l.out_size == (l.size if l.stride == 1 else tuple(s // 2 for s in l.size)), l.name
+
+def test_in_contract_names_the_rule():
+    out = {n: in_contract(n) for n in LAYERS if in_contract(n)}
+    assert set(out) == {'long-conv'} | {n for n in LAYERS if n.endswith('-s2')}
+    assert 'W_f' in out['long-conv'] and all('stride' in v for n, v in out.items() if n != 'long-conv')
+
+def test_get_layer_refuses_unknown_names():
+    assert get_layer(LAYERS['conformer-m']) is LAYERS['conformer-m']
+    for bad in ('resnet50', None, 3):
+        with pytest.raises(SimulatorError, match='presets'): get_layer(bad)
+
+
+# --- plans ---
+
+@pytest.mark.parametrize('target', list(TARGETS))
+def test_programs_to_fit_is_the_fewest_that_fit(target):
+    for name, l in LAYERS.items():
+        if in_contract(name) or l.dims != 1: continue
+        P, need, cap = programs_to_fit(name, target)
+        assert need <= cap and cap == TARGETS[target].sbuf_partition_bytes
+        assert layer_plan(name, 1, target, P).fits
+        if P > 1: assert not layer_plan(name, 1, target, P - 1).fits, (name, target, P)
+
+def test_kernel_refuses_one_program_fewer():
+    P = programs_to_fit('mamba-2.8b', 'trn1')[0]
+    k, img, filt, pad, kw = kernel_args('mamba-2.8b')
+    with pytest.raises(SimulatorError, match='SBUF'):
+        L.simulate_kernel(k, np.zeros(img, np.float32), np.zeros(filt, np.float32), pad, num_programs=P - 1,
+                          target='trn1', **kw)
+
+def test_out_of_contract_layers_are_refused_by_the_kernels():
+    k, img, filt, pad, kw = kernel_args('long-conv')
+    with pytest.raises(SimulatorError, match='W_f'):
+        L.simulate_kernel(k, np.zeros(img, np.float32), np.zeros(filt, np.float32), pad, **kw)
+    k, img, filt, pad, kw = kernel_args('mobilenetv2-96x112-s2')
+    with pytest.raises(SimulatorError, match='stride'):
+        L.simulate_kernel(k, np.zeros(img, np.float32), np.zeros(filt, np.float32), pad, **kw)
+    for name in ('long-conv', 'efficientnet-b0-144x56-s2'):
+        with pytest.raises(SimulatorError): run_layer(name)
+        with pytest.raises(SimulatorError): explain_args(name)
+
+
+# --- explain presets ---
+
+def test_explain_args():
+    assert explain_args('mamba-2.8b', target='trn3') == ('conv1d', dict(shape=(1, 5120, 2048), W_f=4, padding=(3, 0), programs=3))
+    assert explain_args('convnext-t-96x56', N=2) == ('conv2d', dict(shape=(2, 96, 56, 56), k=(7, 7), padding=(3, 3, 3, 3), programs=1))
+
+@pytest.mark.parametrize('name', ['conformer-m', 'mobilenetv2-960x7'])
+def test_explain_args_feed_the_cli_planner(name):
+    import dwlit.cli as cli
+    kind, kw = explain_args(name)
+    fn = getattr(cli, f'explain_{kind}', None)
+    if fn is None or not set(kw) | {'predict_time'} <= set(inspect.signature(fn).parameters):
+        pytest.skip(f"dwlit.cli.explain_{kind} no longer takes {sorted(kw)}")
+    text = fn(**kw, predict_time=False)
+    assert str(LAYERS[name].C) in text
+
+
+# --- runs against the references ---
+
+@pytest.fixture(scope='module')
+def small_runs():
+    return [run_layer('conformer-m', 2), run_layer('mobilenetv2-960x7', 1), run_layer('mamba-130m', 1)]
+
+def test_runs_match_the_plans(small_runs):
+    for r in small_runs:
+        assert r.peaks == r.sbuf
+        assert set(r.engines['trn1']) == {'Vector', 'DMA'}
+        assert all(v > 0 for v in r.predicted_ns.values())
+
+def test_numpy_backend(small_runs):
+    checks = check_runs(small_runs, 'numpy')
+    assert [c.backend for c in checks] == ['numpy'] * 3 and all(c.ok for c in checks), checks
+
+def test_auto_falls_back_to_numpy_when_jax_is_absent(small_runs, monkeypatch):
+    monkeypatch.setattr(L, 'jax_available', lambda: False)
+    checks = check_runs(small_runs[:1])
+    assert checks[0].backend == 'numpy' and checks[0].ok
+
+def test_numpy_fallback_when_the_child_cannot_import_jax(small_runs):
+    no_jax = "import sys\nfrom pathlib import Path\n(Path(sys.argv[1]) / 'nojax.txt').write_text('ModuleNotFoundError'); sys.exit(3)\n"
+    assert xla_reference([layer_case(small_runs[0])], worker=no_jax) == [None]
+    refs = framework_reference([layer_case(small_runs[0])], 'jax', worker=no_jax)
+    assert refs[0].backend == 'numpy' and refs[0].status == 'ok'
+
+@needs_jax
+def test_jax_backend(small_runs):
+    checks = check_runs(small_runs, 'jax')
+    assert all(c.backend.startswith('jax') for c in checks) and all(c.ok for c in checks), checks
+
+def test_compare_can_fail(small_runs):
+    r = small_runs[1]
+    case = layer_case(r)
+    bad = r.out.copy()
+    bad[0, 3, 2, 2] += 2 * error_bound(case, r.layer.taps)[0, 3, 2, 2]
+    good = Reference('numpy', 'ok', r.out.astype(np.float64))
+    assert compare(r.out, good, case, r.layer.taps).ok and not compare(bad, good, case, r.layer.taps).ok
+    assert not compare(r.out, Reference('jax', 'crashed', None, 'SIGABRT'), case, 9).ok
+    assert compare(r.out[:, :, :3], good, case, 9).status == 'shape'
+
+
+# --- the child process: crashes, errors and timeouts are results ---
+
+def _cases(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return [RefCase('f01b_o01i_bf01', rng.standard_normal((2, 5 + i, 4, 2)).astype(np.float32),
+                    rng.standard_normal((2, 3, 3, 1)).astype(np.float32), ((1, 1), (1, 1))) for i in range(n)]
+
+FAKE = ("import os, sys, time, numpy as np\nfrom pathlib import Path\nd = Path(sys.argv[1])\n"
+        "(d / 'version.txt').write_text('fake')\n"
+        "for i in map(int, sys.argv[2:]):\n"
+        "    if i == {abort}: os.abort()\n"
+        "    if i == {error}: (d / f'error{{i}}.txt').write_text('ValueError: planted'); continue\n"
+        "    if i == {sleep}: time.sleep(60)\n"
+        "    np.save(d / f'out{{i}}.npy', np.full(1, float(i)))\n")
+
+def test_an_aborting_child_is_a_result_and_the_rest_still_come_back():
+    res = xla_reference(_cases(5), worker=FAKE.format(abort=1, error=3, sleep=-1))
+    assert [r.status for r in res] == ['ok', 'crashed', 'ok', 'error', 'ok']
+    assert 'SIGABRT' in res[1].detail and 'planted' in res[3].detail
+    assert [float(r.out[0]) for r in res if r.status == 'ok'] == [0.0, 2.0, 4.0]
+
+def test_a_child_that_hangs_times_out():
+    res = xla_reference(_cases(3), worker=FAKE.format(abort=-1, error=-1, sleep=1), timeout=5)
+    assert [r.status for r in res] == ['ok', 'timeout', 'ok']
+
+@needs_jax
+def test_jax_agrees_with_numpy_on_lhs_dilated_shapes():
+    rng = np.random.default_rng(3)
+    cases = []
+    for _ in range(25):
+        C, H, W, N = (int(v) for v in rng.integers(1, 6, 4))
+        kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+        lhs = tuple(int(v) for v in rng.integers(1, 4, 2))
+        pad = tuple(tuple(int(v) for v in rng.integers(0, 3, 2)) for _ in range(2))
+        if kh > (H - 1) * lhs[0] + 1 + sum(pad[0]) or kw > (W - 1) * lhs[1] + 1 + sum(pad[1]): continue
+        cases.append(RefCase('f01b_o01i_bf01', rng.standard_normal((C, H, W, N)).astype(np.float32),
+                             rng.standard_normal((C, kh, kw, 1)).astype(np.float32), pad, lhs))
+    for c, j in zip(cases, xla_reference(cases)):
+        if j.status == 'crashed': continue                       # a crash is a result; the run goes on
+        assert j.status == 'ok', j
+        n = numpy_reference(c)
+        np.testing.assert_allclose(j.out, n.out, rtol=1e-4, atol=1e-4 * max(1, np.abs(n.out).max()))
+
+@needs_jax
+def test_the_shape_xla_has_aborted_on_cannot_take_the_test_run_down():
+    rng = np.random.default_rng(0)
+    c = RefCase('f01b_o01i_bf01', rng.standard_normal((2, 9, 2, 2)).astype(np.float32),
+                rng.standard_normal((2, 2, 4, 1)).astype(np.float32), ((0, 0), (1, 1)), (2, 3))
+    r = xla_reference([c])[0]
+    assert r.status in ('ok', 'crashed'), r
+    if r.status == 'ok': np.testing.assert_allclose(r.out, numpy_reference(c).out, rtol=1e-4, atol=1e-5)
+
+
+def test_dimension_numbers():
+    assert jax_dimension_numbers('f01b_o01i_bf01') == ('CHWN', 'OHWI', 'NCHW')
+    assert jax_dimension_numbers('bf01_oi01_bf01') == ('NCHW', 'OIHW', 'NCHW')
+    with pytest.raises(SimulatorError): jax_dimension_numbers('bf0_oi0_bf0')
+    with pytest.raises(SimulatorError): framework_reference(_cases(1), 'torch')
