@@ -359,6 +359,7 @@ def test_every_subtitle_is_the_whole_description(server, browser):
         want = _plain(title_and_description(root / 'nbs' / f'{stem}.ipynb')[1])
         browser.get(server + stem + '.html')
         got = browser.execute_script("const p = document.querySelector('article p.lead'); return p ? p.textContent : ''")
+        got = got.translate(str.maketrans('’‘“”', "''\"\""))     # typographic quotes in prose are fine
         if ' '.join(got.split()) != want: bad.append(f"{stem}.html: subtitle {' '.join(got.split())!r}\n  notebook: {want!r}")
     assert not bad, "subtitles that are not the notebook's description:\n" + '\n'.join(bad)
 
