@@ -518,8 +518,8 @@ def main(argv=None) -> int:
               f"{sum(r.engines()['Tensor'] for r in rows)} PE-array instructions")
         return 1 if bad else 0
     except SimulatorError as e:                       # UsageError and every rule a planner or kernel enforces
-        print(f"dwlit: error: {' '.join(str(e).split())}" if not str(e).startswith('dwlit') else ' '.join(str(e).split()),
-              file=sys.stderr)
+        msg = ' '.join(without_lines(str(e)).split())  # the rule in words, one line
+        print(msg if msg.startswith('dwlit') else f"dwlit: error: {msg}", file=sys.stderr)
         return 2
     except SystemExit as e: return int(e.code or 0)   # --help
     except Exception as e:

@@ -138,7 +138,8 @@ def test_bad_arguments_one_line_status_2(args, says):
     assert r.returncode == 2, (args, r.returncode, r.stdout, r.stderr)
     assert r.stdout == ''
     assert r.stderr.count('\n') == 1 and says in r.stderr, r.stderr
-    assert 'Traceback' not in r.stderr
+    assert 'Traceback' not in r.stderr and 'internal error' not in r.stderr
+    assert not re.search(r'\bL\d+', r.stderr), f"a line number in an error message: {r.stderr}"
 
 
 def test_help_is_not_an_error():

@@ -492,3 +492,14 @@ def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
             assert pre.is_displayed() and first in pre.text, f"{stem}: a click does not show {first!r}"
             found += 1
     assert found >= 1, "no notebook folds a cell with `#| code-fold: true`: nothing shows that folding works"
+
+
+def test_the_site_never_shows_facts_md_or_the_seed(site):
+    "Issue 9: the site cites its sources chapter; it never names a notes file or 'the seed'."
+    phrases = re.compile(r'facts\.md|\bthe\s+seed\b', re.I)
+    bad = []
+    for page in sorted(site.glob('*.html')):
+        text = re.sub(r'<script.*?</script>|<style.*?</style>|<[^>]+>', ' ', page.read_text(), flags=re.S)
+        hits = [' '.join(m.group(0).split()) for m in phrases.finditer(text)]
+        if hits: bad.append(f"{page.name}: {len(hits)} x {sorted(set(hits))}")
+    assert not bad, '"facts.md" or "the seed" on the site:\n' + '\n'.join(bad)
