@@ -282,7 +282,7 @@ def _luminance(rgb):
 def scrollbar_contrast(browser, el, bar) -> float:
     "Contrast (WCAG ratio) between the darkest and lightest pixel of `el`'s horizontal scrollbar, arrows left out."
     from PIL import Image
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", el)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", el)
     r = browser.execute_script("""const r = arguments[0].getBoundingClientRect(), s = getComputedStyle(arguments[0]);
         return [r.left + parseFloat(s.borderLeftWidth), r.bottom - parseFloat(s.borderBottomWidth),
                 r.right - parseFloat(s.borderRightWidth), devicePixelRatio];""", el)
@@ -467,10 +467,11 @@ def test_llms_txt_lists_every_module_and_every_link_resolves(server):
 
 
 def _folded_cells(stem):
-    "The code of each cell of a notebook marked `#| code-fold: true`."
+    "The code of each cell of a notebook marked `#| code-fold: true` (not `#| export` ones: the site shows API docs)."
     nb = json.loads((root / 'nbs' / f'{stem}.ipynb').read_text())
-    return [''.join(c['source']).split('\n', 1)[1] for c in nb['cells'] if c['cell_type'] == 'code'
-            and re.search(r'^#\|\s*code-fold:\s*true\s*$', ''.join(c['source']), re.M)]
+    return [''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code'
+            and re.search(r'^#\|\s*code-fold:\s*true\s*$', ''.join(c['source']), re.M)
+            and not re.search(r'^#\|\s*(export|exporti|hide)\b', ''.join(c['source']), re.M)]
 
 
 def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
@@ -488,6 +489,7 @@ def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
             assert not pre.is_displayed() and d.get_attribute('open') is None, f"{stem}: {first!r} is not folded"
             summary = d.find_element('css selector', 'summary')
             assert 'Show the code' in summary.text, summary.text
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", summary)
             summary.click()
             assert pre.is_displayed() and first in pre.text, f"{stem}: a click does not show {first!r}"
             found += 1
