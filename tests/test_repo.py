@@ -22,12 +22,15 @@ LINE_NO = re.compile(r'\bL\d{2,4}\b')
 
 
 def sources() -> list:
-    "The files a reader gets: nbs/ (notebooks, styles, config), dwlit/*.py, README.md, scripts/."
+    "The files a reader gets: README.md, dwlit/*.py, and what git tracks (or would) in nbs/ and scripts/."
+    import subprocess
+    r = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard', 'nbs', 'scripts'], cwd=root,
+                       capture_output=True, text=True)
+    listed = [root / l for l in r.stdout.splitlines()] if r.returncode == 0 else [
+        p for d in ('nbs', 'scripts') for p in (root / d).rglob('*') if not any(q.startswith('.') for q in p.parts)]
     files = [root / 'README.md'] + sorted((root / 'dwlit').glob('*.py'))
-    for d in ('nbs', 'scripts'):
-        files += sorted(p for p in (root / d).rglob('*') if p.is_file() and '.ipynb_checkpoints' not in p.parts
-                        and '__pycache__' not in p.parts and p.suffix in ('', '.py', '.ipynb', '.md', '.yml', '.css', '.txt', '.svg'))
-    return files
+    return files + sorted(p for p in listed if p.is_file() and '__pycache__' not in p.parts
+                          and p.suffix in ('', '.py', '.ipynb', '.md', '.yml', '.css', '.txt', '.svg'))
 
 
 def texts(path: Path) -> list:

@@ -491,6 +491,9 @@ def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
             assert 'Show the code' in summary.text, summary.text
             browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", summary)
             summary.click()
+            from selenium.webdriver.support.ui import WebDriverWait
+            try: WebDriverWait(browser, 5).until(lambda _: pre.is_displayed())
+            except Exception: pass
             assert pre.is_displayed() and first in pre.text, f"{stem}: a click does not show {first!r}"
             found += 1
     assert found >= 1, "no notebook folds a cell with `#| code-fold: true`: nothing shows that folding works"
