@@ -6,10 +6,10 @@ Docs: https://dwlit.github.io/dwlit/cli.html.md"""
 
 # %% ../nbs/15_cli.ipynb #0b45b0fb
 from __future__ import annotations
-import argparse, os, sys, time
+import argparse, os, re, sys, time
 from dataclasses import dataclass, field
 import numpy as np
-from .memory import SimulatorError, get_target, as_dtype, TARGETS
+from .memory import SimulatorError, get_target, as_dtype, TARGETS, MAX_PROGRAMS
 from .isa import trace, simulate_kernel
 
 def predict(tr, target='trn1'):
@@ -18,31 +18,37 @@ def predict(tr, target='trn1'):
     return predict(tr, target)
 
 # %% auto #0
-__all__ = ['MAX_INT', 'TOL', 'ENGINES', 'PREDICT_LIMIT', 'predict', 'UsageError', 'parse_ints', 'ref_conv1d', 'dilate_pad',
-           'ref_conv2d', 'Run', 'run_traced', 'TourCase', 'conv1d_case', 'conv2d_case', 'tour_cases', 'TourRow',
-           'check_case', 'as_planned', 'run_case', 'Progress', 'tour', 'predicted_line', 'explain_conv1d',
-           'explain_conv2d', 'make_parser', 'run_explain', 'main']
+__all__ = ['MAX_INT', 'MAX_SEED', 'TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HEADER', 'TOUR_LEGEND', 'PREDICT_LIMIT',
+           'EXPLAIN_HELP', 'EXPLAIN_EXAMPLES', 'predict', 'UsageError', 'parse_ints', 'ref_conv1d', 'dilate_pad',
+           'ref_conv2d', 'Run', 'run_traced', 'TourCase', 'conv1d_case', 'conv2d_case', 'tour_cases', 'table_line',
+           'TourRow', 'check_case', 'as_planned', 'run_case', 'Progress', 'tour', 'without_lines', 'predicted_line',
+           'fit_advice_conv1d', 'explain_conv1d', 'explain_conv2d', 'make_parser', 'run_explain', 'main']
 
 # %% ../nbs/15_cli.ipynb #bde8f634
 class UsageError(SimulatorError):
     "A command-line argument that breaks a rule; `dwlit` prints its message on one line and exits with status 2."
 
 MAX_INT = 10_000_000   # no dimension above this: planning walks the H tiles one by one
+MAX_SEED = 2**32 - 1   # the tour's random inputs: any seed NumPy takes, within 32 bits
 
 def parse_ints(text: str, # what the user typed, e.g. '4,256,1000'
                arg: str, # the option, for the message, e.g. '--shape'
                counts: tuple, # how many integers are allowed, e.g. (3,) or (1, 2)
                minimum: int = 0, # the smallest allowed value
                form: str = '', # what they mean, e.g. 'N,C,W'
-               maximum: int = MAX_INT # the largest allowed value
+               maximum: int = MAX_INT, # the largest allowed value
+               why: str = '' # why the largest is what it is, for the message
               ) -> tuple:
     "Comma-separated integers from `text`, or a `UsageError` naming `arg`, the value and the rule."
-    want = ' or '.join(str(c) for c in counts) + ' comma-separated integer' + ('s' if max(counts) > 1 else '')
+    want = ('an integer' if counts == (1,) else
+            ' or '.join(str(c) for c in counts) + ' comma-separated integer' + ('s' if max(counts) > 1 else ''))
+    form = f" {form}" if form else ''
     try: vals = tuple(int(v) for v in str(text).replace(' ', '').split(','))
-    except ValueError: raise UsageError(f"{arg} must be {want}{' ' + form if form else ''}, got {text!r}") from None
-    if len(vals) not in counts: raise UsageError(f"{arg} must be {want}{' ' + form if form else ''}, got {text!r} ({len(vals)} values)")
-    if min(vals) < minimum: raise UsageError(f"{arg} values must be >= {minimum}, got {text!r}")
-    if max(vals) > maximum: raise UsageError(f"{arg} values must be <= {maximum:,} (a plan walks every H tile), got {text!r}")
+    except ValueError: raise UsageError(f"{arg} must be {want}{form}, got {text!r}") from None
+    if len(vals) not in counts: raise UsageError(f"{arg} must be {want}{form}, got {text!r} ({len(vals)} values)")
+    what = arg if counts == (1,) else f"{arg} values"
+    if min(vals) < minimum: raise UsageError(f"{what} must be >= {minimum}, got {text!r}")
+    if max(vals) > maximum: raise UsageError(f"{what} must be <= {maximum:,}{why}, got {text!r}")
     return vals
 
 # %% ../nbs/15_cli.ipynb #12359cd2
@@ -91,7 +97,7 @@ def run_traced(kern, *args, num_programs=1, target=None, **kwargs) -> Run:
 @dataclass
 class TourCase:
     "One line of the tour: a kernel on a small shape, its arguments, the reference and what to report."
-    name: str
+    name: str                      # the input in full, e.g. 'conv1d N=2 C=200 W=64 W_f=3 pad=1,1'
     kernel: object
     args: tuple
     kwargs: dict
@@ -101,10 +107,17 @@ class TourCase:
     path: str                      # the dispatch path: which kernel actually runs, and why
     tiles: str                     # how the work is split
     planned: dict                  # what the planning functions say the run issues and holds, checked against it
+    short: str = ''                # the input in the tour's column, e.g. '1D 2,200,64 k3 p1'
+    busy: str = ''                 # programs with work of those launched, e.g. '2 of 3'
 
 TOL = {'float32': 1e-4, 'float16': 2e-2, 'bfloat16': 5e-2}   # max |error| / max |reference| allowed per dtype
 
 def _data(rng, shape, dtype): return rng.standard_normal(shape).astype(as_dtype(dtype))
+
+def _pads(p) -> str:
+    "'1' for (1, 1) or ((1, 1), (1, 1)); '2,3,0,1' for ((2, 3), (0, 1))."
+    flat = np.ravel(p).tolist()
+    return str(flat[0]) if len(set(flat)) == 1 else ','.join(map(str, flat))
 
 def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> TourCase:
     "A tour case for the 1D entry point (chapters 05-06)."
@@ -113,12 +126,15 @@ def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> 
     x, f = _data(rng, (N, C, 1, W), dtype), _data(rng, (C, 1, 1, W_f), dtype)
     p = conv1d_plan(x.shape, f.shape, ((0, 0), padding), num_programs, dtype=dtype)
     busy = sum(not t.idle for t in p.tiles)
+    chunks = p.dispatch.chunks
     return TourCase(f"conv1d N={N} C={C} W={W} W_f={W_f} pad={padding[0]},{padding[1]}", conv1d_depthwise_bf01_oi01_bf01,
                     (x, f, ((0, 0), padding)), dict(out_shape=p.geometry.out_shape), num_programs,
                     ref_conv1d(x, f, padding), dtype, p.dispatch.kernel.replace('conv1d_depthwise', '') +
-                    f" ({p.dispatch.chunks} chunk{'s' * (p.dispatch.chunks > 1)})",
+                    (f" x{chunks}" if chunks > 1 else ''),
                     f"{p.geometry.C_NUM_TILES} C tiles{' (last partial)' if C % 128 else ''} on {busy} of {num_programs} programs",
-                    dict(tensor_tensor=p.instruction_counts()['total'], sbuf_peaks=[total for _, _, total, _ in p.sbuf]))
+                    dict(tensor_tensor=p.instruction_counts()['total'], sbuf_peaks=[total for _, _, total, _ in p.sbuf]),
+                    f"1D {N},{C},{W} k{W_f} p{_pads(padding)}" + ('' if dtype == 'float32' else f" {dtype}"),
+                    f"{busy} of {num_programs}")
 
 def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, dtype='float32') -> TourCase:
     "A tour case for the 2D kernel (chapters 07-09)."
@@ -126,13 +142,15 @@ def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, 
     x, f = _data(rng, (C, H, W, N), dtype), _data(rng, (C, *k, 1), dtype)
     x_in = x if in_perm is None else np.ascontiguousarray(x.transpose(0, 3, 2, 1))     # fb10: C, N, W, H
     p = conv2d_plan(x_in.shape, f.shape, padding, lhs_dilation=lhs_dilation, in_perm=in_perm, dtype=dtype)
-    extra = ', in_perm: DVE transpose first' if in_perm else ''
+    dil = '' if tuple(lhs_dilation) == (1, 1) else f" d{lhs_dilation[0]},{lhs_dilation[1]}"
     return TourCase(f"conv2d N={N} C={C} H={H} W={W} k={k[0]}x{k[1]} dil={lhs_dilation[0]},{lhs_dilation[1]}"
                     f"{' fb10' if in_perm else ''}", conv2d_depthwise_f01b_o01i_bf01, (x_in, f, padding),
                     dict(lhs_dilation=lhs_dilation, in_perm=in_perm), 1, ref_conv2d(x, f, padding, lhs_dilation), dtype,
-                    f"f01b_o01i_bf01 ({len(p.tiles)} H tiles of <= {p.max_h_tile_size} rows{extra})",
+                    ('T+' if in_perm else '') + f"{len(p.tiles)} H tiles",
                     f"{p.C_NUM_TILES} C tile{'s' * (p.C_NUM_TILES > 1)}, no SPMD sharding",
-                    dict(tensor_tensor=p.instruction_counts()['tensor_tensor'], sbuf_peaks=[p.bytes_per_partition['total']]))
+                    dict(tensor_tensor=p.instruction_counts()['tensor_tensor'], sbuf_peaks=[p.bytes_per_partition['total']]),
+                    f"2D {N},{C},{H},{W} k{k[0]}x{k[1]} p{_pads(padding)}{dil}" + (' fb10' if in_perm else '') +
+                    ('' if dtype == 'float32' else f" {dtype}"), "1 of 1")
 
 def tour_cases(seed=0) -> list:
     "The kernels the tour runs, on small default shapes (the kernel-specific part of the tour)."
@@ -146,6 +164,29 @@ def tour_cases(seed=0) -> list:
 
 # %% ../nbs/15_cli.ipynb #558b1a8e
 ENGINES = ('Vector', 'DMA', 'Tensor')
+WIDTH = 100        # the tour's lines, the explanation's prose: at most this many columns
+
+# the tour's table: (header, width, right-aligned)
+COLUMNS = (('', 4, False), ('input', 30, False), ('kernel path', 13, False), ('programs', 8, False),
+           ('Vec', 4, True), ('DMA', 3, True), ('PE', 2, True), ('SBUF B', 6, True), ('max err', 7, True),
+           ('us', 5, True))
+
+def table_line(cells) -> str:
+    "One line of the tour's table: each cell padded to its column (numbers to the right), two spaces between."
+    return '  '.join(str(c).rjust(w) if right else str(c).ljust(w)
+                     for c, (_, w, right) in zip(cells, COLUMNS)).rstrip()
+
+TOUR_HEADER = ("dwlit tour: each kernel on a small input in the simulator, checked against NumPy in float64",
+               '', table_line(h for h, _, _ in COLUMNS))
+
+TOUR_LEGEND = (
+    "input: 1D N,C,W or 2D N,C,H,W; k taps; p padding (one value: every side); d LHS dilation;",
+    "  fb10: the image stored C,N,W,H (in_perm); float32 unless named",
+    "kernel path: 1D _default, or _f_packing with its chunks; 2D the H tiles (T+: transposed first)",
+    "programs: SPMD programs with work, of those launched; Vec, DMA, PE: instructions on the Vector",
+    "  engine, the DMA queues and the PE array; SBUF B: peak bytes per SBUF partition of any program",
+    "max err: largest |error| over largest |reference| (allowed: float32 1e-4, bfloat16 5e-2)",
+    "us: the time chapter 11's cost model predicts for the run's trace on trn1")
 
 @dataclass
 class TourRow:
@@ -159,15 +200,23 @@ class TourRow:
         "Instructions by engine; the PE array ('Tensor') always listed."
         e = self.run.trace.engines()
         return {k: e.get(k, 0) for k in ENGINES} | {k: v for k, v in e.items() if k not in ENGINES}
+    def cells(self) -> tuple:
+        "The tour's cells for this case, one per column."
+        e = self.engines()
+        return ('ok' if self.ok and self.plan_ok else 'FAIL', self.case.short, self.case.path, self.case.busy,
+                e['Vector'], e['DMA'], e['Tensor'], f"{max(self.run.sbuf_peaks):,}", f"{self.max_error:.1e}",
+                f"{predict(self.run.trace).total_ns / 1e3:,.1f}")
     def line(self) -> str:
         "The tour's line for this case."
-        eng = ' '.join(f"{k} {v}" for k, v in self.engines().items())
-        peak = max(self.run.sbuf_peaks)
-        return (f"{'ok  ' if self.ok and self.plan_ok else 'FAIL'} {self.case.name} [{self.case.dtype}]: {self.case.path}; {self.case.tiles}; "
-                f"instructions {eng}; peak SBUF {peak:,} B/partition ({100 * peak / self.run.capacity:.1f}% of "
-                f"{self.run.capacity:,}); max error {self.max_error:.1e} (tolerance {TOL[self.case.dtype]:.0e}); "
-                f"predicted {predict(self.run.trace).total_ns / 1e3:,.1f} us on trn1; "
-                + ("as planned" if self.plan_ok else f"NOT AS PLANNED: {self.case.planned}"))
+        return table_line(self.cells())
+    def problems(self) -> list:
+        "Why this case failed, in words (nothing when it passed)."
+        out = []
+        if not self.ok: out.append(f"{self.case.name}: max error {self.max_error:.1e} over the {self.case.dtype} "
+                                   f"tolerance {TOL[self.case.dtype]:.0e}, or the wrong output shape")
+        if not self.plan_ok: out.append(f"{self.case.name}: the run did not issue and hold what its plan says: "
+                                        f"{self.case.planned}")
+        return out
 
 def check_case(case: TourCase, out: np.ndarray) -> tuple:
     "(max |out - reference| / max |reference|, within the dtype's tolerance and the right shape)."
@@ -203,15 +252,19 @@ class Progress:
         if self.enabled: self.stream.write('\r' + ' ' * (self.width + 70) + '\r'); self.stream.flush()
 
 def tour(progress=None, seed=0, stream=None) -> list:
-    "Run every tour case, printing one line per kernel; return the rows."
+    "Run every tour case, printing the table one row per kernel as it finishes, then the legend; return the rows."
     cases, stream = tour_cases(seed), stream or sys.stdout
     bar = progress or Progress(len(cases), enabled=False)
+    print('\n'.join(TOUR_HEADER), file=stream, flush=True)
     rows = []
     for c in cases:
         bar.show(f"running {c.name}")
         rows.append(run_case(c))
         bar.step(c.name)
         bar.close(); print(rows[-1].line(), file=stream, flush=True)
+    print('\n' + '\n'.join(TOUR_LEGEND), file=stream)
+    for r in rows:
+        for p in r.problems(): print(f"FAIL {p}", file=stream)
     return rows
 
 # %% ../nbs/15_cli.ipynb #97453c6e
@@ -237,6 +290,25 @@ def _table(header, rows, limit=24) -> list:
     if len(rows) > limit: lines.append(f"  ... {len(rows) - limit} more rows")
     return lines
 
+_LREF = r'L\d+(?:-L?\d+)?'
+_re_lines = [(re.compile(rf' ?\({_LREF}(?:[/,] ?{_LREF})*\)'), ''),          # ' (L723)', ' (L154-L173)', ' (L251/L587)'
+             (re.compile(rf',? {_LREF}(?:[/,] ?{_LREF})*(?=\))'), ''),         # '(multiply, L251/L587)' -> '(multiply)'
+             (re.compile(rf'\({_LREF}(?:[/,] ?{_LREF})*, '), '(')]             # '(L847, no program_id)' -> '(no program_id)'
+
+def without_lines(text: str) -> str:
+    "`text` without the original's line numbers ('L723', 'L154-L173'): `explain` shows them only with --lines."
+    for rx, sub in _re_lines: text = rx.sub(sub, str(text))
+    return text
+
+def _say(text: str, lines=True) -> list:
+    "A line of the explanation, wrapped at `WIDTH` columns (continuations indented), line numbers only if `lines`."
+    import textwrap
+    text = text if lines else without_lines(text)
+    text = re.sub(r'\([\d, ()]*\)', lambda m: m.group(0).replace(' ', '\0'), text)     # never break inside (1, 2, 3)
+    indent = ' ' * (len(text) - len(text.lstrip()) + 4)
+    return [l.replace('\0', ' ') for l in textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_long_words=False,
+                                                         break_on_hyphens=False)] or ['']
+
 # %% ../nbs/15_cli.ipynb #ae51bc66
 PREDICT_LIMIT = 20_000
 
@@ -254,8 +326,30 @@ def predicted_line(kern, args, kwargs, programs, planned, target=None, force=Non
             f"of program 0's time; simulated in {run.seconds:.1f} s)")
 
 # %% ../nbs/15_cli.ipynb #cc00a190
+def fit_advice_conv1d(N, C, W, W_f, padding, programs, dtype='float32', target=None) -> str:
+    "When a 1D plan does not fit SBUF: what would. More programs only if one channel tile alone fits."
+    from dwlit.conv1d_plan import conv1d_plan, max_W
+    img, filt, pad = (N, C, 1, W), (C, 1, 1, W_f), ((0, 0), tuple(padding))
+    T = -(-C // 128)
+    def fits(k, dt=dtype, tg=target): return conv1d_plan(img, filt, pad, k, tg, dt).fits
+    if T > programs and fits(min(T, MAX_PROGRAMS)):
+        lo, hi = programs, min(T, MAX_PROGRAMS)          # fits(hi); the fewest programs that fit, by bisection
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        return (f"use {hi} programs or more (--programs {hi}): each then holds at most {-(-T // hi)} channel tile(s)")
+    one = max(r[2] for r in conv1d_plan(img, filt, pad, T, target, dtype).sbuf)
+    full, partial = (1, False) if C >= 128 else (0, True)
+    w = max_W(full, W_f, tuple(padding), N, target, dtype, partial)
+    what = [f"a row of at most W={w:,}" if w else None]
+    if as_dtype(dtype).itemsize > 2 and fits(T, 'bfloat16'): what.append("a 2-byte dtype (--dtype bfloat16)")
+    what += [f"--target {t}" for t in TARGETS if t != get_target(target).name and fits(T, tg=t)]
+    what = [x for x in what if x]
+    return (f"one channel tile alone needs {one:,} B per partition, so more programs cannot help" +
+            (f"; {', or '.join(what)} would fit" if what else "; no row this long fits one SBUF partition"))
+
 def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
-                   predict_time=None) -> str:
+                   predict_time=None, lines=False) -> str:
     "The 1D entry point's plan for `shape` = (N, C, W): dispatch and why, SPMD tiles, free sizes, SBUF."
     from dwlit.conv1d import conv1d_geometry
     from dwlit.conv1d_plan import conv1d_plan
@@ -266,11 +360,12 @@ def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dt
         conv1d_geometry(img, filt, pad, (N, C, 1, max(1, pl + W + pr - W_f + 1)), dtype, lhs_dilation=lhs_dilation[0])
     p = conv1d_plan(img, filt, pad, programs, target, dtype)
     g, d = p.geometry, p.dispatch
-    L = [f"conv1d_depthwise_bf01_oi01_bf01: img {img} (N, C, 1, W: bf01) {g.dtype.name}, filter {filt} (oi01), "
-         f"padding ({pl}, {pr}) -> out {g.out_shape}; {programs} program(s) on {p.target}",
-         f"dispatch: {d.kernel}", f"  why: {d.reason} (L723)",
-         f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of 128, tiles_per_core = div_ceil({g.C_NUM_TILES}, "
-         f"{programs}) = {-(-g.C_NUM_TILES // programs)} (L154-L173)"]
+    say = lambda s: _say(s, lines)
+    L = say(f"conv1d_depthwise_bf01_oi01_bf01: img {img} (N, C, 1, W: bf01) {g.dtype.name}, filter {filt} (oi01), "
+            f"padding ({pl}, {pr}) -> out {g.out_shape}; {programs} program(s) on {p.target}")
+    L += say(f"dispatch: {d.kernel}") + say(f"  why: {d.reason} (L723)")
+    L += say(f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of 128, tiles_per_core = div_ceil({g.C_NUM_TILES}, "
+             f"{programs}) = {-(-g.C_NUM_TILES // programs)} (L154-L173)")
     rows = []
     for t, (_, need, total, cap) in zip(p.tiles, p.sbuf):
         share = ('idle', '-', 0, 'no') if t.idle else (f"{t.start_tile}..{t.end_tile - 1}",
@@ -279,25 +374,27 @@ def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dt
     L += _table(('program', 'tiles', 'channels', 'full tiles', 'partial tile', 'SBUF B/partition', 'of capacity', 'fits'), rows)
     sizes = [e for *_, e in p.free_sizes]
     c = p.instruction_counts()
-    L += [f"instructions per channel tile and batch element: {len(sizes)} tensor_tensor (multiply, L251/L587) + "
-          f"{len(sizes)} tensor_reduce (add, axis=2, L276/L594)",
-          f"  free size (elements per partition) of each: {_groups(sizes)}",
-          f"  in all: {c['total']:,} tensor_tensor + {c['total']:,} tensor_reduce over {programs} program(s); no nc_matmul"]
+    L += say(f"instructions per channel tile and batch element: {len(sizes)} tensor_tensor (multiply, L251/L587) + "
+             f"{len(sizes)} tensor_reduce (add, axis=2, L276/L594)")
+    L += say(f"  free size (elements per partition) of each: {_groups(sizes)}")
+    L += say(f"  in all: {c['total']:,} tensor_tensor + {c['total']:,} tensor_reduce over {programs} program(s); no nc_matmul")
     busiest = max(p.sbuf, key=lambda r: r[2])
-    L.append(f"SBUF per partition (busiest program, {busiest[0]}): " +
+    L += say(f"SBUF per partition (busiest program, {busiest[0]}): " +
              (', '.join(f"{k} {v:,}" for k, v in busiest[1].items()) or 'nothing') +
              f"; total {busiest[2]:,} of {busiest[3]:,} B ({100 * busiest[2] / busiest[3]:.1f}%)" +
-             ('' if p.fits else ': DOES NOT FIT, use more programs (--programs) or a shorter row'))
+             ('' if p.fits else ': DOES NOT FIT; ' + fit_advice_conv1d(N, C, W, W_f, (pl, pr), programs, dtype, target)))
     if p.fits:
         from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
         z = lambda s: np.zeros(s, as_dtype(dtype))
-        L.append(predicted_line(conv1d_depthwise_bf01_oi01_bf01, (z(img), z(filt), pad), dict(out_shape=g.out_shape),
+        L += say(predicted_line(conv1d_depthwise_bf01_oi01_bf01, (z(img), z(filt), pad), dict(out_shape=g.out_shape),
                                 programs, 2 * c['total'] + 4 * programs * N, target, predict_time))
+    else: L += say("predicted time: not computed: the plan does not fit SBUF, so the kernel would stop at its first "
+                   "allocation (an AllocationError) before issuing an instruction to price")
     return '\n'.join(L)
 
 # %% ../nbs/15_cli.ipynb #40ad6e87
 def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
-                   in_perm=None, predict_time=None) -> str:
+                   in_perm=None, predict_time=None, lines=False) -> str:
     "The 2D kernel's plan for `shape` = (N, C, H, W): layout, budget, H-window plan, free sizes, SBUF."
     from dwlit.conv2d import conv2d_plan, SBUF_BUDGET_BYTES
     N, C, H, W = shape
@@ -305,16 +402,18 @@ def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1,
     img = (C, H, W, N) if in_perm is None else (C, N, W, H)
     p = conv2d_plan(img, (C, *k, 1), _pad2d(padding), lhs_dilation=dil, in_perm=in_perm, dtype=dtype, target=target)
     tg = get_target(target)
-    L = [f"conv2d_depthwise_f01b_o01i_bf01: img {img} ({'C, H, W, N: f01b' if in_perm is None else 'C, N, W, H: fb10, in_perm (1, 0, 3, 2)'}) "
-         f"{p.dtype}, filter {(C, *k, 1)} (o01i), padding {p.padding}, lhs_dilation {p.lhs_dilation} -> out "
-         f"{(N, C, p.out_H, p.out_W)} (bf01) on {tg.name}",
-         "dispatch: one kernel, no dispatcher; " + ("the image is transposed fb10 -> f01b on the Vector engine first (L798); "
-                                                  if in_perm else '') +
-         f"LHS dilation by a zero fill and a strided scatter copy (L973-L995): dilated, padded image {p.dil_H} x {p.dil_W}",
-         f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the kernel does not shard them across programs "
-         f"(L847, no program_id)" + (f", so each of the {programs} programs would compute all of them" if programs > 1 else '')]
+    say = lambda s: _say(s, lines)
+    fix = (lambda s: str(s)) if lines else without_lines
+    L = say(f"conv2d_depthwise_f01b_o01i_bf01: img {img} ({'C, H, W, N: f01b' if in_perm is None else 'C, N, W, H: fb10, in_perm (1, 0, 3, 2)'}) "
+            f"{p.dtype}, filter {(C, *k, 1)} (o01i), padding {p.padding}, lhs_dilation {p.lhs_dilation} -> out "
+            f"{(N, C, p.out_H, p.out_W)} (bf01) on {tg.name}")
+    L += say("dispatch: one kernel, no dispatcher; " + ("the image is transposed fb10 -> f01b on the Vector engine first (L798); "
+                                                       if in_perm else '') +
+             f"LHS dilation by a zero fill and a strided scatter copy (L973-L995): dilated, padded image {p.dil_H} x {p.dil_W}")
+    L += say(f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the kernel does not shard them across programs "
+             f"(L847, no program_id)" + (f", so each of the {programs} programs would compute all of them" if programs > 1 else ''))
     L += _table(('program', 'channel tiles', 'channels'), [(i, f"0..{p.C_NUM_TILES - 1}", f"0..{C - 1}") for i in range(programs)], 8)
-    L.append(f"H window: budget {SBUF_BUDGET_BYTES:,} B per partition with dtype_size {p.dtype_size} (L839-L842): "
+    L += say(f"H window: budget {SBUF_BUDGET_BYTES:,} B per partition with dtype_size {p.dtype_size} (L839-L842): "
              f"h_tile_count {p.h_tile_count}, max_h_tile_size {p.max_h_tile_size} image rows; {len(p.tiles)} tile(s) "
              f"per channel tile and batch element ({p.bookkeeping} bookkeeping)")
     L += _table(('tile', 'outer_row', 'image rows', 'dilation row', 'i_padding', 'dilated rows', 'output rows'),
@@ -322,15 +421,15 @@ def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1,
                   f"yes (+{t.dilation_offset})" if t.is_dilation_row else 'no', t.i_padding, t.dilated_h_size,
                   f"{t.outer_row}..{t.outer_row + t.window_size - 1}" if t.window_size > 0 else '-')
                  for i, t in enumerate(p.tiles)])
-    L.append("instructions (free size = largest elements per partition):")
-    L += _table(('instruction', 'what', 'free size', 'count'), [(a, b, f"{c:,}", f"{d:,}") for a, b, c, d in p.free_sizes()], 16)
-    L.append("  no nc_matmul: " + ', '.join(f"{k_} {v:,}" for k_, v in p.instruction_counts().items()))
+    L += say("instructions (free size = largest elements per partition):")
+    L += _table(('instruction', 'what', 'free size', 'count'), [(a, fix(b), f"{c:,}", f"{d:,}") for a, b, c, d in p.free_sizes()], 16)
+    L += say("  no nc_matmul: " + ', '.join(f"{k_} {v:,}" for k_, v in p.instruction_counts().items()))
     b = p.bytes_per_partition
-    L.append("SBUF per partition: " + ', '.join(f"{k_} {v:,}" for k_, v in b.items() if k_ != 'total') +
+    L += say("SBUF per partition: " + ', '.join(f"{k_} {v:,}" for k_, v in b.items() if k_ != 'total') +
              f"; total {b['total']:,} of {tg.sbuf_partition_bytes:,} B ({100 * b['total'] / tg.sbuf_partition_bytes:.1f}%)")
     from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
     z = lambda s: np.zeros(s, as_dtype(dtype))
-    L.append(predicted_line(conv2d_depthwise_f01b_o01i_bf01, (z(img), z((C, *k, 1)), p.padding),
+    L += say(predicted_line(conv2d_depthwise_f01b_o01i_bf01, (z(img), z((C, *k, 1)), p.padding),
                             dict(lhs_dilation=dil, in_perm=in_perm), 1, sum(p.instruction_counts().values()),
                             target, predict_time))
     return '\n'.join(L)
@@ -341,24 +440,45 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
+EXPLAIN_HELP = """\
+Plan a depthwise convolution for a shape you type, without running it: which kernel the
+dispatcher picks and why, how the channel tiles are shared among SPMD programs, the size of
+each instruction, SBUF bytes per partition against the target's capacity, and for 2D the
+H window. Only the last line runs the kernel (once, on zeros) to price its trace with the
+cost model; --no-predict skips it."""
+
+EXPLAIN_EXAMPLES = """\
+examples:
+  dwlit explain conv1d --shape 4,256,1000 --padding 1,1
+  dwlit explain conv1d --shape 1,1024,20000 --dtype bfloat16 --programs 8
+  dwlit explain conv2d --shape 2,64,32,32 --lhs-dilation 2,2 --padding 1
+  dwlit explain conv2d --shape 1,8,5,6 --in-perm --filter 2,3 --lines
+
+conv1d takes N,C,W, one --filter value and --padding p or l,r; conv2d takes N,C,H,W, --filter
+kH,kW, --padding p, ph,pw or Hl,Hr,Wl,Wr, --lhs-dilation and --in-perm."""
+
 def make_parser() -> argparse.ArgumentParser:
     "The `dwlit` command's arguments."
     p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or plan a shape.")
     sub = p.add_subparsers(dest='command', required=True, parser_class=_Parser, metavar='{tour,explain}')
-    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy')
+    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy',
+                       description="Run every depthwise kernel on a small input in the simulator and check it against "
+                                   "NumPy: one aligned row per kernel.")
     t.add_argument('--progress', choices=('auto', 'always', 'never'), default='auto',
                    help='progress bar on stderr: auto = only on a terminal')
-    t.add_argument('--seed', type=int, default=0, help='random inputs seed')
-    e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window')
+    t.add_argument('--seed', default='0', metavar='S', help=f'seed of the random inputs, 0 to {MAX_SEED:,} (default 0)')
+    e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
+                       description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument('kernel', choices=('conv1d', 'conv2d'))
     e.add_argument('--shape', required=True, help='conv1d: N,C,W   conv2d: N,C,H,W')
     e.add_argument('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
     e.add_argument('--padding', default='0', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
-    e.add_argument('--lhs-dilation', default='1', help='conv2d: d or dh,dw (default 1); conv1d accepts only 1')
-    e.add_argument('--programs', type=int, default=1, metavar='K', help='SPMD programs (default 1)')
+    e.add_argument('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
+    e.add_argument('--programs', default='1', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1)')
     e.add_argument('--dtype', default='float32', choices=('float32', 'float16', 'bfloat16'))
     e.add_argument('--target', default='trn1', choices=tuple(TARGETS))
-    e.add_argument('--in-perm', action='store_true', help='conv2d: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
+    e.add_argument('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
+    e.add_argument('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
     g = e.add_mutually_exclusive_group()
     g.add_argument('--predict', dest='predict', action='store_true', default=None,
                    help=f'always add the cost model\'s predicted time (simulates the call once on zeros; by default only '
@@ -367,35 +487,39 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 def run_explain(a) -> str:
-    "The `explain` subcommand: check the typed values, then plan."
-    if a.programs < 1: raise UsageError(f"--programs must be >= 1, got {a.programs}")
+    "The `explain` subcommand: check the typed values (options the kernel does not take first), then plan."
+    programs = parse_ints(a.programs, '--programs', (1,), 1, 'K', MAX_PROGRAMS, ' (the simulator runs them one by one)')[0]
     if a.kernel == 'conv1d':
+        if a.in_perm: raise UsageError("--in-perm is a conv2d option: the 1D kernels read the bf01 image as it is")
+        if a.lhs_dilation not in (None, '1'):
+            raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate their input, "
+                             f"got --lhs-dilation {a.lhs_dilation}")
         shape = parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d')
         W_f = parse_ints(a.filter or '3', '--filter', (1,), 1, 'W_f for conv1d')[0]
         return explain_conv1d(shape, W_f, parse_ints(a.padding, '--padding', (1, 2), 0, 'p or l,r for conv1d'),
-                              parse_ints(a.lhs_dilation, '--lhs-dilation', (1,), 1), a.programs, a.dtype, a.target,
-                              a.predict)
+                              (1,), programs, a.dtype, a.target, a.predict, lines=a.lines)
     shape = parse_ints(a.shape, '--shape', (4,), 1, 'N,C,H,W for conv2d')
     k = parse_ints(a.filter or '3,3', '--filter', (2,), 1, 'kH,kW for conv2d')
     return explain_conv2d(shape, k, parse_ints(a.padding, '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d'),
-                          parse_ints(a.lhs_dilation, '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d'),
-                          a.programs, a.dtype, a.target, (1, 0, 3, 2) if a.in_perm else None, a.predict)
+                          parse_ints(a.lhs_dilation or '1', '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d'),
+                          programs, a.dtype, a.target, (1, 0, 3, 2) if a.in_perm else None, a.predict, lines=a.lines)
 
 def main(argv=None) -> int:
     "The `dwlit` command: returns the exit status (0 ok, 1 a kernel failed its check or a bug, 2 bad arguments)."
     try:
         a = make_parser().parse_args(argv)
         if a.command == 'explain': print(run_explain(a)); return 0
-        cases = len(tour_cases(a.seed))
+        seed = parse_ints(a.seed, '--seed', (1,), 0, '', MAX_SEED)[0]
+        cases = len(tour_cases(seed))
         show = a.progress == 'always' or (a.progress == 'auto' and sys.stderr.isatty())
-        rows = tour(Progress(cases, enabled=show), a.seed)
+        rows = tour(Progress(cases, enabled=show), seed)
         bad = [r for r in rows if not (r.ok and r.plan_ok)]
-        print(f"{len(rows) - len(bad)} of {len(rows)} kernels match the NumPy reference; "
+        print(f"{len(rows) - len(bad)} of {len(rows)} kernels match the NumPy reference and run as planned; "
               f"{sum(r.engines()['Tensor'] for r in rows)} PE-array instructions")
         return 1 if bad else 0
     except SimulatorError as e:                       # UsageError and every rule a planner or kernel enforces
-        print(f"dwlit: error: {' '.join(str(e).split())}" if not str(e).startswith('dwlit') else ' '.join(str(e).split()),
-              file=sys.stderr)
+        msg = ' '.join(without_lines(str(e)).split())  # the rule in words, one line
+        print(msg if msg.startswith('dwlit') else f"dwlit: error: {msg}", file=sys.stderr)
         return 2
     except SystemExit as e: return int(e.code or 0)   # --help
     except Exception as e:

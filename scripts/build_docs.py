@@ -1,6 +1,7 @@
 """Build the docs website into docs/ without Quarto: nbdev processes the notebooks, Sphinx + MyST-NB renders them.
 
-    python scripts/build_docs.py            # -> docs/index.html, one page per chapter
+    python scripts/build_docs.py            # -> docs/index.html, one page per chapter; prints one line
+    python scripts/build_docs.py --verbose  # also what it adjusted on the way (the notes below), and Sphinx's output
 
 Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev way; this is the route for machines
 (CI here included) where it is not. Steps:
@@ -8,15 +9,24 @@ Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev
 1. Stage a copy of nbs/ in _docs_build/nbs (the sources are never touched).
 2. `nbdev.serve.proc_nbs` on it: nbdev's own processing, exactly what `nbdev-proc-nbs` does (show_doc for every
    exported function, hidden cells removed, front matter from the title cell), minus its attempt to install Quarto.
-3. Turn nbdev's Quarto cell options into MyST-NB cell tags (`#| echo: false` -> remove-input, ...), the front
-   matter into the page title, and widget outputs (which need a live kernel) into a one-line note: every widget
-   has a static figure next to it. The navigation comes from nbs/sidebar.yml (itself generated from the file names).
+3. Turn nbdev's Quarto cell options into MyST-NB cell tags (`#| echo: false` -> remove-input, `#| code-fold: true`
+   -> hide-input: the code folded under "Show the code"), the title cell into the page title and its whole
+   description (all its `>` lines) into the subtitle, and widget outputs (which need a live kernel) into a one-line
+   note: every widget has a static figure next to it. The navigation comes from nbs/sidebar.yml (itself generated
+   from the file names). API entries link to their code only when pyproject.toml names a repository.
 4. `sphinx-build` with MyST-NB, execution off: the saved outputs (PNG figures, HTML animations, markdown API docs)
-   are shown as they are."""
+   are shown as they are. nbs/llms.txt is copied to the site's root.
+
+Notes (printed with --verbose): cells that mix imports with other code are staged with their imports split off
+(nbdev-proc-nbs runs such cells whole); backticked names nbdev linked to an API entry that does not exist (a private
+helper, a method) are linked to their page instead."""
 import ast, json, re, shutil, subprocess, sys, time, uuid
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from chapters import title_and_description  # noqa: E402
 
 root = Path(__file__).resolve().parent.parent
 nbs, work, out = root / 'nbs', root / '_docs_build', root / 'docs'
@@ -26,6 +36,19 @@ conf_dir = Path(__file__).resolve().parent / 'sphinx'
 WIDGET_MIME = 'application/vnd.jupyter.widget-view+json'
 WIDGET_NOTE = ("*Interactive widget: it needs a live Python kernel, so open this notebook in JupyterLab to move its "
                "sliders. The static figure next to it shows the same thing.*")
+
+
+NOTES = []      # what the build adjusted; printed with --verbose
+
+
+def note(msg): NOTES.append(msg)
+
+
+def repository() -> str:
+    "The project's repository URL (`[project.urls] Repository` in pyproject.toml), or '' when it names none."
+    import tomllib
+    urls = tomllib.loads((root / 'pyproject.toml').read_text())['project'].get('urls') or {}
+    return urls.get('Repository', '').rstrip('/')
 
 
 def _src(cell): return ''.join(cell['source'])
@@ -61,8 +84,8 @@ def stage_nbs():
             if extra: cells.append(extra); fixed += 1
             cells.append(c)
         if fixed:
-            print(f"note {f.name}: {fixed} cell(s) mix imports with other code; nbdev-proc-nbs (and nbdev-docs) runs such "
-                  f"cells whole and stops if one fails, so they are staged with their imports split off (nbdev FAQ)")
+            note(f"{f.name}: {fixed} cell(s) mix imports with other code; nbdev-proc-nbs (and nbdev-docs) runs such "
+                 f"cells whole and stops if one fails, so they are staged with their imports split off (nbdev FAQ)")
             nb['cells'] = cells
             f.write_text(json.dumps(nb, indent=1))
 
@@ -88,6 +111,7 @@ def cell_for_sphinx(cell):
     if opts.get('include') == 'false': return None
     if opts.get('echo') == 'false': tags.add('remove-input')
     if opts.get('output') == 'false': tags.add('remove-output')
+    if opts.get('code-fold') == 'true': tags.add('hide-input')       # Quarto's folded code; 'show' stays open
     cell['source'] = '\n'.join(lines)
     outs = []
     for o in cell.get('outputs', []):
@@ -97,11 +121,20 @@ def cell_for_sphinx(cell):
         elif 'text/html' in data:       # matplotlib's jshtml links Font Awesome from a CDN: styles.css draws its icons
             data['text/html'] = _re_cdn_css.sub('', ''.join(data['text/html']))
         elif 'text/markdown' in data:   # show_doc starts with a rule, which docutils allows only between sections
-            data['text/markdown'] = re.sub(r'^\s*---\s*\n', '', ''.join(data['text/markdown']))
+            data['text/markdown'] = _source_links(re.sub(r'^\s*---\s*\n', '', ''.join(data['text/markdown'])))
         outs.append(o)
     cell['outputs'] = outs
     cell['metadata'] = {'tags': sorted(tags)} if tags else {}
     return _std(cell)
+
+
+_re_source = re.compile(r'\[source\]\(([^)]*)\)\{[^}]*\}\s*')
+
+
+def _source_links(md: str) -> str:
+    "show_doc's `[source](...)` link kept only when it points into the project's repository (none is named: dropped)."
+    repo = repository()
+    return _re_source.sub(lambda m: m.group(0) if repo and m.group(1).startswith(repo + '/') else '', md)
 
 
 _CELL_KEYS = {'code': {'cell_type', 'id', 'metadata', 'source', 'outputs', 'execution_count'},
@@ -123,14 +156,15 @@ def toctree_md(sidebar: dict) -> str:
     return '\n\n'.join(blocks)
 
 
-def nb_for_sphinx(nb: dict, is_index: bool, sidebar: dict) -> dict:
-    "A processed notebook as MyST-NB should render it."
+def nb_for_sphinx(nb: dict, is_index: bool, sidebar: dict, description: str = None) -> dict:
+    "A processed notebook as MyST-NB should render it; `description`: the subtitle (default: nbdev's front matter)."
     cells = []
     for c in nb['cells']:
         if c['cell_type'] == 'raw' and _src(c).startswith('---'):
             fm = yaml.safe_load(_src(c).strip().strip('-')) or {}
             md = f"# {fm.get('title', 'dwlit')}"
-            if fm.get('description'): md += f"\n\n{{.lead}}\n{fm['description']}"
+            desc = description if description is not None else fm.get('description')
+            if desc: md += f"\n\n{{.lead}}\n{desc}"
             cells.append(_md(md))
         elif c['cell_type'] == 'code':
             c = cell_for_sphinx(c)
@@ -164,21 +198,24 @@ def write_sources():
     nbs_in = {f: json.loads(f.read_text()) for f in sorted(proc.glob('*.ipynb'))}
     pages = {_front_matter(nb).get('output-file', f.stem + '.html'): f.stem + '.html' for f, nb in nbs_in.items()}
     for f, nb in nbs_in.items():
-        nb = nb_for_sphinx(nb, f.name == 'index.ipynb', sidebar)
+        # nbdev's front matter keeps only the first lines of a description that wraps over several `>` lines
+        desc = title_and_description(nbs / f.name)[1] if (nbs / f.name).exists() else None
+        nb = nb_for_sphinx(nb, f.name == 'index.ipynb', sidebar, desc)
         (src / f.name).write_text(local_links(json.dumps(nb, indent=1), pages))
     (src / '_static').mkdir(exist_ok=True)
     shutil.copy(nbs / 'styles.css', src / '_static' / 'styles.css')
 
 
-def sphinx_build():
+def sphinx_build(verbose=False):
     "Render the Sphinx source folder, then move the HTML to docs/ (MyST-NB keeps its scratch beside the output)."
     html = work / 'html'
-    cmd = [sys.executable, '-m', 'sphinx', '-b', 'html', '-q', '-c', str(conf_dir), '-d', str(work / 'doctrees'),
-           str(src), str(html)]
+    cmd = [sys.executable, '-m', 'sphinx', '-b', 'html', '-c', str(conf_dir), '-d', str(work / 'doctrees'),
+           str(src), str(html)] + ([] if verbose else ['-q'])      # -q: warnings and errors only
     subprocess.run(cmd, check=True)
     if out.exists(): shutil.rmtree(out)
     shutil.copytree(html, out)
     (out / '.nojekyll').touch()
+    if (nbs / 'llms.txt').exists(): shutil.copy(nbs / 'llms.txt', out / 'llms.txt')
 
 
 _re_codelink = re.compile(r'(<a class="reference external" href=")([\w.-]+\.html)#([^"]+)("><code)')
@@ -197,14 +234,17 @@ def unanchor_api_links():
         text = _re_codelink.sub(fix, p.read_text())
         if dropped:
             p.write_text(text)
-            print(f"note {p.name}: no API docs for {', '.join(sorted(set(dropped)))}: linked to the page instead")
+            note(f"{p.name}: no API docs for {', '.join(sorted(set(dropped)))}: linked to the page instead")
 
 
-def main():
+def main(argv=None):
+    verbose = bool({'-v', '--verbose'} & set(sys.argv[1:] if argv is None else argv))
     t0 = time.time()
-    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build(); unanchor_api_links()
-    pages = sorted(p.name for p in out.glob('*.html') if p.name not in ('genindex.html', 'search.html'))
-    print(f"built {out} in {time.time() - t0:.0f} s: {len(pages)} pages ({', '.join(pages)})")
+    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build(verbose); unanchor_api_links()
+    pages = sorted(p.name for p in out.glob('*.html') if p.name != 'search.html')
+    if verbose: print('\n'.join(f"note {n}" for n in NOTES))
+    print(f"built {out.relative_to(root)}/ in {time.time() - t0:.0f} s: {len(pages)} pages" +
+          (f" ({len(NOTES)} notes: --verbose shows them)" if NOTES and not verbose else ''))
 
 
 if __name__ == '__main__': main()

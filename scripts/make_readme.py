@@ -9,12 +9,17 @@
    nbdev's own `nbdev-readme` does this through Quarto; this route needs no Quarto, so the README and the home
    page of the docs come from the same notebook everywhere.
 
-`python scripts/make_readme.py` writes all three; `--check` writes nothing and fails, naming the stale files."""
+4. `nbs/llms.txt` (https://llmstxt.org; the docs build serves it at the site's root): the project's description and
+   one line per `dwlit` module, linking to the chapter page that documents it (relative links, right wherever the
+   site is published). nbdev-export writes its own llms.txt only over a file carrying its marker, so it leaves this
+   one alone: nbdev's lists only modules with long docstrings, under its own page names.
+
+`python scripts/make_readme.py` writes all four; `--check` writes nothing and fails, naming the stale files."""
 import json, re, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import root, nbs, sidebar_yml, chapter_list_md  # noqa: E402
+from chapters import root, nbs, sidebar_yml, chapter_list_md, title_and_description  # noqa: E402
 
 index = nbs / 'index.ipynb'
 START, END = '<!-- chapters -->', '<!-- /chapters -->'
@@ -52,10 +57,38 @@ def readme_text(nb: dict) -> str:
     return '\n\n'.join(parts) + '\n'
 
 
+_re_from_nb = re.compile(r'File to edit: \.\./nbs/(\w+)\.ipynb')
+
+
+def modules() -> list:
+    "(module, notebook stem) for every module of dwlit/ exported from a notebook, in chapter order."
+    mods = []
+    for py in sorted((root / 'dwlit').glob('*.py')):
+        m = _re_from_nb.search(py.read_text())
+        if m and not py.name.startswith('_'): mods.append((f"dwlit.{py.stem}", m.group(1)))
+    return sorted(mods, key=lambda m: (m[1], m[0]))
+
+
+def llms_txt() -> str:
+    "nbs/llms.txt: the project in a few lines, then each module with the page that teaches it."
+    desc = title_and_description(index)[1]
+    lines = ["# dwlit", "", f"> {desc}", "",
+             "A literate Python package (nbdev): each chapter is a notebook that states a claim about the depthwise "
+             "convolution kernels of a Neuron compiler, draws it, runs it on a simulated NeuronCore and checks it. "
+             "`pip install -e .` then `dwlit tour` runs every kernel against a NumPy reference; "
+             "`from dwlit import nl, nisa, simulate_kernel` writes and runs your own kernel.", "",
+             "- [Home: set-up, the chapters, a first kernel](index.html)", "", "## Modules", ""]
+    for mod, stem in modules():
+        title, d = title_and_description(nbs / f'{stem}.ipynb')
+        lines.append(f"- [{mod}]({stem}.html): {title.replace('`', '')}. {d}")
+    return '\n'.join(lines) + '\n'
+
+
 def wanted() -> dict:
     "Each generated file and the text it should have."
     nb = index_with_chapters(json.loads(index.read_text()))
-    return {nbs / 'sidebar.yml': sidebar_yml(), index: nb_text(nb), root / 'README.md': readme_text(nb)}
+    return {nbs / 'sidebar.yml': sidebar_yml(), index: nb_text(nb), root / 'README.md': readme_text(nb),
+            nbs / 'llms.txt': llms_txt()}
 
 
 def stale(files: dict) -> list:
@@ -68,7 +101,7 @@ if __name__ == '__main__':
     if '--check' in sys.argv:
         bad = [str(p.relative_to(root)) for p in stale(files)]
         if bad: sys.exit(f"stale: {', '.join(bad)}: run python scripts/make_readme.py")
-        print("README.md, nbs/index.ipynb's chapter list and nbs/sidebar.yml match nbs/")
+        print("README.md, nbs/index.ipynb's chapter list, nbs/sidebar.yml and nbs/llms.txt match nbs/")
     else:
         for p, t in files.items():
             if not p.exists() or p.read_text() != t: p.write_text(t); print(f"wrote {p.relative_to(root)}")

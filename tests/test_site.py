@@ -1,9 +1,16 @@
-"""The docs website, built the Quarto-free way (scripts/build_docs.py) and read in headless Debian Chromium.
+"""The docs website, built the Quarto-free way (scripts/build_docs.py) and read in headless Debian Chromium at
+1400x1000, the window CONTRIBUTING.md's promises are made for.
 
 Fails on: a page that does not load, a browser console error, a broken internal link (page or #anchor), an image
 that does not render (naturalWidth 0), a chapter missing from the navigation, an exported function without API docs,
-a saved figure or animation that is not on its page. Screenshots go to test-artifacts/site/."""
-import ast, functools, http.server, json, re, subprocess, sys, threading, urllib.request
+a saved figure or animation that is not on its page; a content column narrower than promised, a block (code,
+output, table, formula) wider than its column without a scrollbar a reader can see, a subtitle that is not the
+notebook's whole description, a figure shown smaller than it was drawn or drawn below dpi 100; an empty page, a
+link to a repository pyproject.toml does not name, a missing copyright line, an llms.txt entry that does not
+resolve, a folded cell that is not folded. Screenshots go to test-artifacts/site/.
+
+DWLIT_DOCS=path runs the checks on a site already built there instead of building docs/ (e.g. an older build)."""
+import ast, base64, functools, http.server, io, json, os, re, subprocess, sys, threading, tomllib, urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urldefrag, urlparse
@@ -15,14 +22,17 @@ sys.path.insert(0, str(root / 'scripts'))
 from chapters import chapters  # noqa: E402
 from browser import Chromium, console_errors, have_chromium, MISSING  # noqa: E402
 
-docs = root / 'docs'
+docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
+WINDOW = (1400, 1000)            # CONTRIBUTING.md: a ~900 px content column at this window
+COLUMN = 900                     # ... where figures up to 9 in at dpi 100 show 1:1
 artifacts = root / 'test-artifacts' / 'site'
 KERNEL_CHAPTERS = ['05_conv1d_kernels', '09_conv2d', '06_conv1d_dispatch', '04_virtual_im2col']
 
 
 @pytest.fixture(scope='module')
 def site():
-    "Build the site into docs/ once for this module."
+    "Build the site into docs/ once for this module (or use DWLIT_DOCS as it is)."
+    if os.environ.get('DWLIT_DOCS'): return docs
     r = subprocess.run([sys.executable, str(root / 'scripts' / 'build_docs.py')], cwd=root, capture_output=True, text=True)
     assert r.returncode == 0, f"scripts/build_docs.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     assert (docs / 'index.html').exists()
@@ -43,7 +53,9 @@ def server(site):
 @pytest.fixture(scope='module')
 def browser(server):
     if not have_chromium(): pytest.skip(MISSING)
-    with Chromium() as d: yield d
+    with Chromium() as d:
+        d.set_window_size(*WINDOW)
+        yield d
 
 
 class _Ids(HTMLParser):
@@ -224,3 +236,275 @@ def test_screenshots(server, browser):
         assert browser.save_screenshot(str(path)) and path.stat().st_size > 10_000
         saved.append(path)
     assert len(saved) == 2                  # scripts/test lists test-artifacts/ at the end of a run
+
+
+# --- Nothing a reader needs is cut off ------------------------------------------------------------------------------
+
+BLOCKS = ('div.highlight > pre, .cell_output pre, .cell_output .output, table, .table-wrapper, .math-wrapper, '
+          '.math-display, math[display=block]')
+
+_CLIPPED_JS = """const [sel] = arguments;
+const art = document.querySelector('article[role=main]') || document.querySelector('article') || document.body;
+const a = art.getBoundingClientRect(), st = getComputedStyle(art);
+const L = a.left + parseFloat(st.paddingLeft), R = a.right - parseFloat(st.paddingRight);
+const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+const out = [], reported = new Set(); let blocks = 0;
+for (const e of art.querySelectorAll(sel)) {                             // document order: a block before its parts
+  const r = e.getBoundingClientRect();
+  if (!r.width) continue;                                                   // folded away, not shown
+  const inner = e.parentElement.closest(sel);
+  if (!inner || !art.contains(inner)) blocks++;                             // count each outermost block once
+  if (inner && reported.has(inner)) continue;                               // its block is reported already
+  const over = e.scrollWidth > e.clientWidth + 1, sticks = r.right > R + 1 || r.left < L - 1;
+  if (!over && !sticks) continue;                                           // fits its column
+  let s = e; while (s && s !== art && !scrolls(s)) s = s.parentElement;     // what would scroll it
+  const what = (e.tagName.toLowerCase() + '.' + (e.className.baseVal ?? e.className)).slice(0, 60) + ': ' +
+               e.textContent.trim().replace(/\\s+/g, ' ').slice(0, 70);
+  reported.add(e);
+  if (!s || s === art) { out.push({what, why: `${Math.round(Math.max(e.scrollWidth, r.width))} px wide in a ` +
+                                    `${Math.round(R - L)} px column, nothing scrolls it`}); continue; }
+  const sr = s.getBoundingClientRect(), ss = getComputedStyle(s);
+  if (sr.right > R + 1 || sr.left < L - 1) { out.push({what, why: 'its scroll box is wider than the column'}); continue; }
+  const bar = s.offsetHeight - s.clientHeight - parseFloat(ss.borderTopWidth) - parseFloat(ss.borderBottomWidth);
+  out.push({what, scroller: true, bar, id: (s.dataset.dwlitScroller = s.dataset.dwlitScroller || String(out.length))});
+}
+return [Math.round(R - L), blocks, out];"""
+
+
+def _luminance(rgb):
+    "WCAG relative luminance of an array of (r, g, b) pixels, 0..255."
+    import numpy as np
+    c = np.asarray(rgb, float)[..., :3] / 255
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return c @ [0.2126, 0.7152, 0.0722]
+
+
+def scrollbar_contrast(browser, el, bar) -> float:
+    "Contrast (WCAG ratio) between the darkest and lightest pixel of `el`'s horizontal scrollbar, arrows left out."
+    from PIL import Image
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", el)
+    r = browser.execute_script("""const r = arguments[0].getBoundingClientRect(), s = getComputedStyle(arguments[0]);
+        return [r.left + parseFloat(s.borderLeftWidth), r.bottom - parseFloat(s.borderBottomWidth),
+                r.right - parseFloat(s.borderRightWidth), devicePixelRatio];""", el)
+    left, bottom, right, dpr = r
+    img = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert('RGB')
+    box = [round(v * dpr) for v in (left + bar + 2, bottom - bar + 2, right - bar - 2, bottom - 2)]
+    lum = _luminance(img.crop(box))
+    return float((lum.max() + 0.05) / (lum.min() + 0.05)) if lum.size else 1.0
+
+
+def cut_off(browser, url) -> tuple:
+    "(content column width, number of blocks, [the blocks wider than the column without a scrollbar a reader can see])."
+    browser.get(url); _wait_images(browser)
+    col, blocks, found = browser.execute_script(_CLIPPED_JS, BLOCKS)
+    problems, seen = [], {}
+    for f in found:
+        if not f.get('scroller'): problems.append(f"{f['what']}: {f['why']}"); continue
+        if f['id'] not in seen:
+            el = browser.find_element('css selector', f'[data-dwlit-scroller="{f["id"]}"]')
+            seen[f['id']] = 0.0 if f['bar'] < 12 else scrollbar_contrast(browser, el, f['bar'])
+        if f['bar'] < 12: problems.append(f"{f['what']}: scrolls, but its scrollbar is {f['bar']} px (thin or hidden)")
+        elif seen[f['id']] < 3: problems.append(f"{f['what']}: scrolls, but its scrollbar is faint "
+                                                f"(contrast {seen[f['id']]:.1f}:1, less than 3:1)")
+    return col, blocks, problems
+
+
+def test_nothing_is_cut_off(server, browser):
+    "Every code block, output, table and formula fits its column, or scrolls with a scrollbar a reader can see."
+    pages, _ = crawl(server)
+    report, n, total = [], 0, 0
+    for url in pages:
+        if url.endswith('search.html'): continue
+        col, blocks, problems = cut_off(browser, url)
+        if col < COLUMN - 1: report.append(f"{url}: content column {col} px, CONTRIBUTING.md promises {COLUMN} px")
+        n += len(problems); total += blocks
+        report += [f"{url}: {p}" for p in problems[:8]] + ([f"{url}: ... {len(problems) - 8} more"] if len(problems) > 8 else [])
+    print(f"{n} of {total} blocks cut off at {WINDOW[0]}x{WINDOW[1]}")
+    assert not report, f"{n} of {total} blocks cut off at {WINDOW[0]}x{WINDOW[1]}:\n" + '\n'.join(report)
+
+
+def test_a_cut_off_block_is_caught(server, browser):
+    "The check can fail: a wide code line under a faint thin scrollbar (Furo's own), and a wide table, are reported."
+    page = docs / '_broken_check.html'
+    wide = 'x' * 400
+    page.write_text(f"""<html><body><article role="main" style="width: 600px">
+        <div class="highlight"><pre style="overflow: auto; scrollbar-width: thin; scrollbar-color: #6a6a6a5e transparent;
+             background: #f8f8f8">{wide}</pre></div>
+        <table><tr><td style="white-space: nowrap">{wide}</td></tr></table>
+        <div class="highlight"><pre style="white-space: pre-wrap; overflow-wrap: anywhere">{wide}</pre></div>
+        <div class="table-wrapper" style="overflow-x: auto; scrollbar-color: #5a5c63 #eeebee"><table><tr>
+             <td style="white-space: nowrap">{wide}</td></tr></table></div></article></body></html>""")
+    try:
+        col, blocks, problems = cut_off(browser, server + '_broken_check.html')
+        assert col == 600 and blocks == 4
+        assert len(problems) == 2, problems         # the wrapped line and the visibly scrolling table pass
+        assert 'thin or hidden' in problems[0] or 'faint' in problems[0], problems
+        assert 'nothing scrolls it' in problems[1], problems
+    finally: page.unlink()
+
+
+# --- Subtitles, figures, chrome ---------------------------------------------------------------------------------------
+
+def _plain(md: str) -> str:
+    "What markdown shows as text: no backticks, emphasis or link targets; whitespace collapsed."
+    md = re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', md)
+    md = re.sub(r'[`*]', '', md)
+    return ' '.join(md.split())
+
+
+def test_every_subtitle_is_the_whole_description(server, browser):
+    from chapters import title_and_description
+    bad = []
+    for stem in ['index'] + [c['stem'] for c in chapters()]:
+        want = _plain(title_and_description(root / 'nbs' / f'{stem}.ipynb')[1])
+        browser.get(server + stem + '.html')
+        got = browser.execute_script("const p = document.querySelector('article p.lead'); return p ? p.textContent : ''")
+        got = got.translate(str.maketrans('’‘“”', "''\"\""))     # typographic quotes in prose are fine
+        if ' '.join(got.split()) != want: bad.append(f"{stem}.html: subtitle {' '.join(got.split())!r}\n  notebook: {want!r}")
+    assert not bad, "subtitles that are not the notebook's description:\n" + '\n'.join(bad)
+
+
+def _png_dpi(data: bytes) -> float:
+    "The dots per inch a PNG says it was drawn at (matplotlib writes them), 0 if it does not say."
+    from PIL import Image
+    return float((Image.open(io.BytesIO(data)).info.get('dpi') or (0,))[0])
+
+
+_FIGS_JS = """const a = document.querySelector('article[role=main]') || document.body;
+return Array.from(a.querySelectorAll('img')).filter(i => i.naturalWidth > 0).map(i => ({
+    src: i.currentSrc || i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
+    anim: !!i.closest('.animation'), alt: (i.closest('.cell') ? 'cell ' : '') + (i.getAttribute('alt') || '')}));"""
+
+
+def figures_too_small(browser, url) -> list:
+    "Figures on a page shown smaller than drawn (downscaled), or drawn below dpi 100 (text under ~9.7 px at 7 pt)."
+    browser.get(url); _wait_images(browser)
+    bad = []
+    for f in browser.execute_script(_FIGS_JS):
+        if f['src'].startswith('data:'): data = base64.b64decode(f['src'].split(',', 1)[1])
+        elif f['src'].endswith('.svg') or '/_static/' in f['src']: continue     # icons, the favicon
+        else: data = urllib.request.urlopen(f['src']).read()
+        name = ('animation frame' if f['anim'] else 'figure') + ' ' + (f['src'][-40:] if not f['src'].startswith('data:') else '')
+        if f['shown'] < f['natural'] - 1:
+            bad.append(f"{name}: drawn {f['natural']} px wide, shown at {f['shown']:.0f} px "
+                       f"({f['shown'] / f['natural']:.0%}; more than {COLUMN} px cannot show 1:1)")
+        dpi = _png_dpi(data) if data[:4] == b'\x89PNG' else 0
+        if 0 < dpi < 99: bad.append(f"{name}: drawn at dpi {dpi:.0f} (7 pt text is {7 * dpi / 72:.1f} px; dpi 100 needed)")
+    return bad
+
+
+def test_figures_shown_at_the_size_they_were_drawn(server, browser):
+    "CONTRIBUTING.md: figures at most 9 in wide at dpi 100 show 1:1; animations at dpi 100. Fails on each that does not."
+    report = []
+    for stem in ['index'] + [c['stem'] for c in chapters()]:
+        report += [f"{stem}.html: {b}" for b in figures_too_small(browser, server + stem + '.html')]
+    assert not report, "figures shown below the size CONTRIBUTING.md promises:\n" + '\n'.join(report)
+
+
+def test_a_downscaled_figure_is_caught(server, browser):
+    "The figure check can fail: a 1200-px PNG in a 600-px column, and a dpi-60 frame."
+    import matplotlib; matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    page = docs / '_broken_check.html'
+    pngs = []
+    for w, dpi in [(12, 100), (3, 60)]:
+        fig = plt.figure(figsize=(w, 2), dpi=dpi); buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=dpi); plt.close(fig)
+        pngs.append(base64.b64encode(buf.getvalue()).decode())
+    page.write_text(f"""<html><head><style>img {{ max-width: 100%; }}</style></head><body>
+        <article role="main" style="width: 600px"><img src="data:image/png;base64,{pngs[0]}">
+        <div class="animation"><img src="data:image/png;base64,{pngs[1]}"></div></article></body></html>""")
+    try:
+        bad = figures_too_small(browser, server + '_broken_check.html')
+        assert len(bad) == 2 and 'shown at 600 px' in bad[0] and 'dpi 60' in bad[1], bad
+    finally: page.unlink()
+
+
+def test_no_empty_pages(server, browser):
+    "Every page the site has shows something to read (Sphinx's general index, empty here, is not built)."
+    assert not (docs / 'genindex.html').exists(), "docs/genindex.html: the general index page is built (and empty)"
+    empty = []
+    for url in crawl(server)[0]:
+        if url.endswith('search.html'): continue
+        browser.get(url)
+        text = browser.execute_script("const a = document.querySelector('article') || document.body; return a.innerText")
+        if len(text.split()) < 30: empty.append(f"{url}: {len(text.split())} words")
+    assert not empty, "pages with next to nothing on them:\n" + '\n'.join(empty)
+
+
+def test_repository_links_and_copyright_come_from_pyproject(server, browser):
+    "Links to a repository only where pyproject.toml names one; the footer names the authors and the licence."
+    proj = tomllib.loads((root / 'pyproject.toml').read_text())['project']
+    repo = (proj.get('urls') or {}).get('Repository', '').rstrip('/')
+    authors = ', '.join(a['name'] for a in proj['authors'])
+    bad = []
+    for stem in ['index'] + [c['stem'] for c in chapters()]:
+        browser.get(server + stem + '.html')
+        hrefs, foot = browser.execute_script("""return [Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+            (document.querySelector('.bottom-of-page .copyright') || {textContent: ''}).textContent];""")
+        code_links = [h for h in hrefs if re.match(r'https?://(github|gitlab|codeberg)\.\w+/(?!pradyunsg/furo)', h)
+                      or '/blob/' in h or '/edit/' in h]
+        stray = [h for h in code_links if not (repo and h.startswith(repo + '/'))]
+        bad += [f"{stem}.html: links to {h}, but pyproject.toml names {'no repository' if not repo else repo}" for h in stray[:3]]
+        if authors not in foot or proj['license'] not in foot:
+            bad.append(f"{stem}.html: footer {' '.join(foot.split())!r} does not name {authors!r} and {proj['license']}")
+        if repo and not any(h.startswith(repo + '/') for h in hrefs):
+            bad.append(f"{stem}.html: pyproject.toml names {repo}, but the page never links to it")
+    assert not bad, '\n'.join(bad)
+
+
+def test_llms_txt_lists_every_module_and_every_link_resolves(server):
+    "llms.txt (nbs/llms.txt, served at the site's root): one entry per dwlit module, each linking to its page."
+    text = (docs / 'llms.txt').read_text()
+    mods = sorted(p.stem for p in (root / 'dwlit').glob('*.py') if not p.name.startswith('_'))
+    listed = re.findall(r'^- \[dwlit\.(\w+)\]\(([^)]+)\)', text, re.M)
+    assert sorted(m for m, _ in listed) == mods, f"llms.txt lists {sorted(m for m, _ in listed)}, dwlit has {mods}"
+    for m, link in listed:
+        target, frag = urldefrag(urljoin(server + 'llms.txt', link))
+        assert urlparse(target).netloc == urlparse(server).netloc, f"dwlit.{m}: {link} is not a page of this site"
+        status, page = fetch(target)
+        assert status == 200, f"dwlit.{m}: {link} -> HTTP {status}"
+        assert not frag or frag in page.ids, f"dwlit.{m}: {link} -> no #{frag} there"
+
+
+def _folded_cells(stem):
+    "The code of each cell of a notebook marked `#| code-fold: true` (not `#| export` ones: the site shows API docs)."
+    nb = json.loads((root / 'nbs' / f'{stem}.ipynb').read_text())
+    return [''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code'
+            and re.search(r'^#\|\s*code-fold:\s*true\s*$', ''.join(c['source']), re.M)
+            and not re.search(r'^#\|\s*(export|exporti|hide)\b', ''.join(c['source']), re.M)]
+
+
+def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
+    "A `#| code-fold: true` cell: its code hidden under 'Show the code', shown on a click; its output always shown."
+    found = 0
+    for stem in ['index'] + [c['stem'] for c in chapters()]:
+        folded = _folded_cells(stem)
+        if not folded: continue
+        browser.get(server + stem + '.html')
+        details = browser.find_elements('css selector', 'article details.above-input')
+        assert len(details) == len(folded), f"{stem}: {len(folded)} folded cells, {len(details)} folded blocks"
+        for d, code in zip(details, folded):
+            first = next(l for l in code.splitlines() if l.strip() and not l.startswith('#|')).strip()
+            pre = d.find_element('css selector', 'pre')
+            assert not pre.is_displayed() and d.get_attribute('open') is None, f"{stem}: {first!r} is not folded"
+            summary = d.find_element('css selector', 'summary')
+            assert 'Show the code' in summary.text, summary.text
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", summary)
+            summary.click()
+            from selenium.webdriver.support.ui import WebDriverWait
+            try: WebDriverWait(browser, 5).until(lambda _: pre.is_displayed())
+            except Exception: pass
+            assert pre.is_displayed() and first in pre.text, f"{stem}: a click does not show {first!r}"
+            found += 1
+    assert found >= 1, "no notebook folds a cell with `#| code-fold: true`: nothing shows that folding works"
+
+
+def test_the_site_never_shows_facts_md_or_the_seed(site):
+    "Issue 9: the site cites its sources chapter; it never names a notes file or 'the seed'."
+    phrases = re.compile(r'facts\.md|\bthe\s+seed\b', re.I)
+    bad = []
+    for page in sorted(site.glob('*.html')):
+        text = re.sub(r'<script.*?</script>|<style.*?</style>|<[^>]+>', ' ', page.read_text(), flags=re.S)
+        hits = [' '.join(m.group(0).split()) for m in phrases.finditer(text)]
+        if hits: bad.append(f"{page.name}: {len(hits)} x {sorted(set(hits))}")
+    assert not bad, '"facts.md" or "the seed" on the site:\n' + '\n'.join(bad)

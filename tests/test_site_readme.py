@@ -23,10 +23,26 @@ def test_the_check_fails_on_a_stale_readme(tmp_path):
     assert make_readme.stale({fake: want}) == []
 
 
+MAIN_JOB = 'python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/dwlit tour'
+TESTS = 'bash scripts/test'
+
+
 def test_readme_starts_with_the_two_commands():
+    "The main job installs dwlit alone (no extra); the test command is one command that sets up what it needs."
     blocks = re.findall(r'```sh\n(.*?)\n```', (root / 'README.md').read_text(), re.S)
-    assert blocks[:2] == ['python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/dwlit tour',
-                          'bash scripts/test']
+    assert blocks[:2] == [MAIN_JOB, TESTS]
+
+
+def test_the_test_command_sets_up_the_extras_ci_uses():
+    "scripts/test installs the dev and xla extras into .venv when needed; .ci/run sets up through it, then calls it."
+    script, ci = (root / 'scripts' / 'test').read_text(), (root / '.ci' / 'run').read_text()
+    extras = re.search(r'^EXTRAS=([\w,]+)$', script, re.M).group(1).split(',')
+    assert sorted(extras) == ['dev', 'xla']
+    import tomllib
+    assert set(extras) <= set(tomllib.loads((root / 'pyproject.toml').read_text())['project']['optional-dependencies'])
+    assert 'python3 -m venv .venv' in script and 'pip install -q -e ".[$EXTRAS]"' in script
+    assert 'bash scripts/test --setup-only' in ci and re.search(r'^bash scripts/test$', ci, re.M)
+    assert 'pip install' not in ci                                  # one place decides what the tests install
 
 
 def test_every_chapter_is_in_sidebar_and_index_in_order():
@@ -34,6 +50,7 @@ def test_every_chapter_is_in_sidebar_and_index_in_order():
     side = (root / 'nbs' / 'sidebar.yml').read_text()
     assert [l.strip()[2:] for l in side.splitlines() if re.match(r'\s+- \d\d_', l)] == [c['file'] for c in chs]
     idx = ''.join(''.join(c['source']) for c in json.loads((root / 'nbs' / 'index.ipynb').read_text())['cells'])
+    idx = idx[idx.index(make_readme.START):idx.index(make_readme.END)]          # the chapter list
     assert re.findall(r'\]\((\d\d_\w+\.ipynb)\)', idx) == [c['file'] for c in chs]
     assert sidebar_yml() == side
 

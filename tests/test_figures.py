@@ -1,0 +1,188 @@
+"""Figures legible at the size the website shows them (CONTRIBUTING.md, "Pictures").
+
+Every exported drawing function of dwlit (`plot_*`, `draw_*`, `show_*`, `*_animation`) is called on a small example
+and its figure measured, as the site shows it: saved at the figure's dpi, shown 1:1 when it is at most 900 px wide
+(the content column at a 1400x1000 window), scaled down to 900 px when it is wider. It fails on:
+
+- text under 9.5 px on screen (CONTRIBUTING.md: no text below 7 pt, about 9.7 px at dpi 100);
+- a figure drawn below dpi 100 (animations included: their frames are shown 1:1);
+- a figure wider than 9 in at dpi 100 (the site would scale it, and all its text, down);
+- a legend on top of the data (a bar, a line's points or a value label of the same axes);
+- two texts drawn over each other (e.g. a label across a subplot title).
+
+A new drawing function needs an entry in SAMPLES (how to call it); the test says so. tests/test_site.py checks the
+saved figures of the notebooks themselves on the built site (shown 1:1, drawn at dpi >= 100)."""
+import inspect, re
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip('matplotlib')
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+import dwlit  # noqa: E402
+
+COLUMN_PX = 900          # the site's content column at 1400x1000 (tests/test_site.py measures it)
+MIN_TEXT_PX = 9.5        # 7 pt at dpi 100 is 9.72 px
+MIN_DPI = 100
+_re_drawing = re.compile(r'^(plot|draw|show)_\w+$|^\w+_animation$')
+
+
+def _view():
+    t = dwlit.nl.ndarray((4, 12), dwlit.nl.float32, name='t')
+    return t.ap([[12, 4], [1, 5], [1, 3]])
+
+
+def _trace():
+    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+    rng = np.random.default_rng(0)
+    x, f = rng.standard_normal((1, 130, 1, 40)).astype(np.float32), rng.standard_normal((130, 1, 1, 3)).astype(np.float32)
+    with dwlit.trace() as tr:
+        dwlit.simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, x, f, ((0, 0), (1, 1)), num_programs=2, out_shape=(1, 130, 1, 40))
+    return tr
+
+
+def _gather():
+    from dwlit.layouts import f01b_gather
+    C, H, W, N = 3, 3, 4, 2
+    img = dwlit.nl.ndarray((C, H, W, N), dwlit.nl.float32, buffer=dwlit.nl.hbm)
+    img.write(np.arange(C * H * W * N).reshape(C, H, W, N))
+    return img.ap(*f01b_gather(C, H, W, N, n=1, org_image_index=1, load_h_size=2)), C, H, W, N
+
+
+def _dilated():
+    from dwlit.dilation import dilate_tile
+    x = np.arange(1, 13, dtype=np.float32).reshape(1, 3, 4)
+    return x[0], dilate_tile(x, (2, 3), ((1, 2), (1, 0)))[0], (2, 3), ((1, 2), (1, 0))
+
+
+# 'module.function': a call on a small example, like the chapter's own
+SAMPLES = {
+    'ap.show_touches': lambda f: f(_view(), title='Input: a (4, 12) tensor. Output: how often the view reads each element'),
+    'conv1d_plan.plot_dispatch': lambda f: f(300, 5),
+    'conv1d_plan.plot_tiles': lambda f: f(600, 4),
+    'conv1d_plan.plot_chunks': lambda f: f(300, 31),
+    'cost.plot_gantt': lambda f: f(dwlit.predict(_trace()), title='Input: a traced 1D kernel. Output: its timeline'),
+    'dilation.draw_dilated': lambda f: f(*_dilated(), title='Output: the dilated, padded buffer'),
+    'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),
+    'dilation.h_window_animation': lambda f: f(),
+    'im2col.show_im2col': lambda f: f(8, 3, 1, 1),
+    'isa.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
+    'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
+}
+
+
+def drawing_functions() -> list:
+    "('module.function', function) for every exported drawing function of dwlit."
+    import importlib, pkgutil
+    out = []
+    for m in pkgutil.iter_modules(dwlit.__path__):
+        if m.name.startswith('_') or m.name == 'cli': continue
+        mod = importlib.import_module(f'dwlit.{m.name}')
+        for name in getattr(mod, '__all__', []):
+            fn = getattr(mod, name, None)
+            if inspect.isfunction(fn) and _re_drawing.match(name): out.append((f'{m.name}.{name}', fn))
+    return sorted(out)
+
+
+def _figure(result):
+    "The figure a drawing function drew on, and the dpi its frames are saved at (an animation's own)."
+    from matplotlib.animation import Animation
+    if isinstance(result, Animation):                  # draw its first frame, as the page's player first shows it
+        result._init_draw(); result._draw_frame(next(iter(result.new_frame_seq())))
+        return result._fig, result._fig.dpi
+    if hasattr(result, 'savefig'): return result, result.dpi
+    fig = result.figure if hasattr(result, 'figure') else (
+        np.ravel(result)[0].figure if isinstance(result, (list, tuple, np.ndarray)) and len(np.ravel(result)) else plt.gcf())
+    return fig, fig.dpi
+
+
+def _texts(fig):
+    "Every visible, non-empty text of a figure."
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and t.figure is fig
+            and (t.axes is None or t.axes.get_visible())]
+
+
+def _overlap(a, b) -> float:
+    "Area of two display boxes' intersection over the smaller one's area."
+    w = min(a.x1, b.x1) - max(a.x0, b.x0); h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if w <= 0 or h <= 0: return 0.0
+    return w * h / max(1e-9, min(a.width * a.height, b.width * b.height))
+
+
+def legibility(fig, dpi) -> list:
+    "What in `fig`, saved at `dpi` and shown as the site shows it, breaks CONTRIBUTING.md's rules for pictures."
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    if not hasattr(fig.canvas, 'get_renderer'): FigureCanvasAgg(fig)     # e.g. an animation's figure, never shown
+    fig.set_dpi(dpi)
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    width_px = fig.get_size_inches()[0] * dpi
+    scale = min(1.0, COLUMN_PX / width_px)
+    bad = []
+    if dpi < MIN_DPI: bad.append(f"drawn at dpi {dpi:.0f} (CONTRIBUTING.md: dpi {MIN_DPI})")
+    if width_px > COLUMN_PX + 1:
+        bad.append(f"{fig.get_size_inches()[0]:.1f} in wide at dpi {dpi:.0f} = {width_px:.0f} px: shown at {scale:.0%}")
+    texts = _texts(fig)
+    small = sorted({(t.get_fontsize() * dpi / 72 * scale, t.get_text()[:30]) for t in texts
+                    if t.get_fontsize() * dpi / 72 * scale < MIN_TEXT_PX})
+    if small:
+        bad.append(f"{len(small)} texts under {MIN_TEXT_PX} px on screen, smallest {small[0][0]:.1f} px "
+                   f"({small[0][0] / scale * 72 / dpi:.1f} pt): {[s for _, s in small[:4]]}")
+    boxes = [(t, t.get_window_extent(r)) for t in texts]
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is None or not leg.get_visible(): continue
+        lb = leg.get_window_extent(r)
+        on = [t.get_text() for t, b in boxes if t.axes is ax and t not in leg.get_texts() and _overlap(lb, b) > 0.2]
+        on += [type(p).__name__ for p in ax.patches if p.get_visible() and _overlap(lb, p.get_window_extent(r)) > 0.05]
+        for line in ax.lines:
+            xy = ax.transData.transform(np.column_stack(line.get_data()).astype(float)) if len(line.get_xdata()) else []
+            if any(lb.contains(*p) for p in xy): on.append(f"line {line.get_label()}")
+        if on: bad.append(f"the legend of {ax.get_title()[:40]!r} sits on the data: {on[:4]}")
+    clash = []
+    for i, (t, b) in enumerate(boxes):
+        for u, c in boxes[i + 1:]:
+            if _overlap(b, c) > 0.3: clash.append(f"{t.get_text()[:25]!r} / {u.get_text()[:25]!r}")
+    if clash: bad.append(f"{len(clash)} texts drawn over each other: {clash[:3]}")
+    return bad
+
+
+def test_every_drawing_function_has_a_sample():
+    missing = [n for n, _ in drawing_functions() if n not in SAMPLES]
+    assert not missing, f"add a sample call to SAMPLES in tests/test_figures.py for: {missing}"
+    assert len(drawing_functions()) >= 8
+
+
+@pytest.mark.parametrize('name', sorted(SAMPLES))
+def test_figure_is_legible_at_the_size_the_site_shows_it(name):
+    fns = dict(drawing_functions())
+    if name not in fns: pytest.skip(f"dwlit.{name} is gone (remove its sample)")
+    plt.close('all')
+    result = SAMPLES[name](fns[name])
+    fig, dpi = _figure(result)
+    try:
+        bad = legibility(fig, dpi)
+        assert not bad, f"dwlit.{name}:\n  " + '\n  '.join(bad)
+    finally: plt.close('all')
+
+
+def test_the_legibility_check_can_fail():
+    "Tiny text, a dpi-60 figure, a 12-in figure, a legend on the bars and a label across a title are each caught."
+    fig, ax = plt.subplots(figsize=(12, 3))
+    ax.bar([0, 1, 2], [3, 3, 3], label='bars'); ax.legend(loc='center')
+    ax.set_title('a title'); ax.text(0.5, 1.02, 'a clash', transform=ax.transAxes, ha='center', fontsize=12)
+    ax.text(0, 1, 'tiny', fontsize=4)
+    bad = legibility(fig, 100)
+    assert any('12.0 in wide' in b for b in bad), bad
+    assert any('under 9.5 px' in b and "'tiny'" in b for b in bad), bad
+    assert any('sits on the data' in b for b in bad) and any('over each other' in b for b in bad), bad
+    assert any('dpi 60' in b for b in legibility(fig, 60))
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.bar([0, 1], [1, 2], label='bars'); ax.set_title('fine'); ax.legend(loc='upper left', bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    assert legibility(fig, 100) == [], legibility(fig, 100)
+    plt.close(fig)
