@@ -6,7 +6,7 @@ Docs: https://dwlit.github.io/dwlit/access_patterns.html.md"""
 
 # %% ../nbs/02_access_patterns.ipynb #f6965630
 from __future__ import annotations
-import operator, reprlib
+import math, operator, reprlib
 import numpy as np
 from .memory import *
 from .memory import Tensor, AccessPatternError, SimulatorError, SimulatorTypeError, MAX_HBM_BYTES
@@ -131,8 +131,11 @@ def make_view(tensor: Tensor, pattern, offset=0) -> View:
             raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)}: the free-dimension walk covers "
                                      f"elements {start + lo}..{start + hi} of a partition that holds 0..{ps - 1}")
     isz = st.itemsize
-    arr = np.ndarray(tuple([n for _, n in pairs]), st.dtype, st, off * isz,
-                     tuple([s * isz for s, _ in pairs]))  # a view on the same memory: no copy
+    try: arr = np.ndarray(tuple([n for _, n in pairs]), st.dtype, st, off * isz,
+                          tuple([s * isz for s, _ in pairs]))  # a view on the same memory: no copy
+    except ValueError:   # NumPy cannot index this many elements, even as a view (e.g. a step-0 pair of 2**62)
+        raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(n for _, n in pairs):,} "
+                                 f"elements, more than NumPy can index") from None
     return View(tensor, tuple(pairs), off, arr)
 
 def _view_of(tensor, arr) -> View:

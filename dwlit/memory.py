@@ -104,6 +104,8 @@ def get_target(name=None) -> Target:
     "The `Target` called `name`, or the one in force."
     name = _target[0] if name is None else name
     if isinstance(name, Target): return name
+    if not isinstance(name, str):
+        raise SimulatorTypeError(f"target must be one of {sorted(TARGETS)} (a name), got target={name!r}")
     if name not in TARGETS:
         raise SimulatorError(f"target must be one of {sorted(TARGETS)}, got target={name!r}")
     return TARGETS[name]
