@@ -2,7 +2,6 @@
 
 Modules:
 
-- `dwlit.cost`: A per-instruction cost model read from the trace, an engine timeline, and what they say about the ~512-wide vector step, Vector-engine utilisation and the hard-coded `dtype_size`.
 - `dwlit.proof`: The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and why depthwise has nothing to gain from the dense path's K-replication trick."""
 
 __version__ = "0.1.0"
