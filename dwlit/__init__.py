@@ -1,8 +1,4 @@
-"""Depthwise convolution on a simulated NeuronCore, rebuilt in literate notebooks: no PE array, just multiply and reduce.
-
-Modules:
-
-- `dwlit.proof`: The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and why depthwise has nothing to gain from the dense path's K-replication trick."""
+"""Depthwise convolution on a simulated NeuronCore, rebuilt in literate notebooks: no PE array, just multiply and reduce."""
 
 __version__ = "0.1.0"
 
