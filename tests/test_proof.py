@@ -40,7 +40,7 @@ def test_static_finds_aliased_pe_call_in_helper():
     assert assert_no_pe_static(isa_call_sites(_sneaky, follow=False))
 
 
-def test_static_passes_clean_and_reads_op_axis_seed():
+def test_static_passes_clean_and_reads_op_axis_and_original_line():
     sites = isa_call_sites(_clean)
     assert assert_no_pe_static(sites)
     tt = [s for s in sites if s.intrinsic == 'tensor_tensor'][0]
