@@ -3,9 +3,7 @@
 Modules:
 
 - `dwlit.book`: Where every fact in this book comes from: the original kernel file and what "L251" means, the public relatives of that file, the NKI documentation behind each hardware figure, XLA's convolution semantics, and the papers of the real layers.
-- `dwlit.cost`: A per-instruction cost model read from the trace, an engine timeline, and what they say about the ~512-wide vector step, Vector-engine utilisation and the hard-coded `dtype_size`.
-- `dwlit.layers`: The depthwise layers of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels: dispatch, SPMD programs and SBUF per target, instructions by engine, predicted time, and a check against XLA's own convolution; and the two kinds of layer the kernels refuse.
-- `dwlit.proof`: The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and why depthwise has nothing to gain from the dense path's K-replication trick."""
+- `dwlit.layers`: The depthwise layers of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels: dispatch, SPMD programs and SBUF per target, instructions by engine, predicted time, and a check against XLA's own convolution; and the two kinds of layer the kernels refuse."""
 
 __version__ = "0.1.0"
 

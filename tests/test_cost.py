@@ -1,10 +1,12 @@
-"""The cost model's formulas, pinned on hand-priced tiny kernels, and the scheduler's invariants on random ones."""
+"""The cost model's formulas, pinned on hand-priced tiny kernels, DMA runs against a brute-force count, and the
+scheduler's invariants on random kernels."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, SimulatorError
-from dwlit.cost import cost_model, instruction_cost, predict, schedule, check_schedule, dtype_bytes, COST_MODELS
+from dwlit.cost import (cost_model, instruction_cost, predict, schedule, check_schedule, dtype_bytes, COST_MODELS,
+                        dma_runs, contiguous_run, operand_dtypes, pe_tflops)
 
 
 def _trace(fn, *args, **kw):
@@ -29,7 +31,7 @@ def _vector_ops(x, dt):
     ('trn2', 'float32', 0.96, 2, 1), ('trn2', 'bfloat16', 0.96, 4, 1),
     ('trn3', 'float32', 1.2, 2, 1), ('trn3', 'float16', 1.2, 4, 1)])
 def test_vector_prices_by_hand(target, dt, ghz, lanes, ttf):
-    # figures from facts.md §2, written out here, not read from the model
+    # the architecture guides' figures, written out here, not read from the model
     x = np.ones((128, 300), dtype=np.float32 if dt == 'float32' else nl.bfloat16 if dt == 'bfloat16' else np.float16)
     tr = _trace(_vector_ops, x, getattr(nl, dt))
     dma, ms, tt, red = tr.instructions
@@ -38,7 +40,8 @@ def test_vector_prices_by_hand(target, dt, ghz, lanes, ttf):
     assert instruction_cost(red, target, dependent=True).ns == pytest.approx((160 + 300 / lanes) / ghz)
     gbps = 38.4 if target == 'trn3' else 27.2
     nbytes = 128 * 300 * np.dtype(x.dtype).itemsize
-    assert instruction_cost(dma, target).ns == pytest.approx(2000 + nbytes / (16 * gbps))
+    assert instruction_cost(dma, target).busy_ns == pytest.approx(150 + 128 * 16 / 16 + nbytes / (16 * gbps))   # 128 runs
+    assert instruction_cost(dma, target).ns == pytest.approx(2000 + 150 + 128 * 16 / 16 + nbytes / (16 * gbps))
 
 
 def test_initiation_interval_floor():
@@ -65,25 +68,133 @@ def test_dma_lanes_follow_partitions():
         return a
     tr = _trace(k, np.ones((4, 1024), np.float32))
     c = instruction_cost(tr.instructions[0], 'trn2')
-    assert c.lanes == 4 and c.ns == pytest.approx(2000 + 4 * 1024 * 4 / (4 * 27.2))
+    assert c.lanes == 4 and c.runs == 4 and c.ns == pytest.approx(2000 + 150 + 4 * 16 / 4 + 4 * 1024 * 4 / (4 * 27.2))
 
 
-def test_pe_array_price():
+def test_dma_latency_keeps_no_engine_busy():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 128), nl.float32, buffer=nl.sbuf)
-        b = nl.ndarray((128, 500), nl.float32, buffer=nl.sbuf)
-        o = nl.ndarray((128, 500), nl.float32, buffer=nl.psum)
-        nisa.memset(a, 1.0); nisa.memset(b, 1.0)
-        nisa.nc_matmul(o, a, b)
-        return o
+        out = nl.ndarray((32, 64), nl.float32, buffer=nl.shared_hbm)
+        for i in range(32):                                  # 32 one-partition stores, nothing depends on them
+            a = nl.ndarray((1, 64), nl.float32, buffer=nl.sbuf)
+            nisa.memset(a, 0.0)
+            nisa.dma_copy(out[i:i + 1], a)
+        return out
+    s = predict(_trace(k, np.ones(1, np.float32)), 'trn1')
+    dmas = [x for x in s.slots if x.engine == 'DMA']
+    # 16 engines, one transfer each at a time: the 17th store needs an engine the first one has freed, which happens
+    # when its work is done, long before its data has landed (if the latency kept the engine, it would wait for that)
+    assert dmas[0].start_ns + dmas[0].cost.busy_ns <= dmas[16].start_ns < dmas[0].end_ns
+    assert s.total_ns == pytest.approx(max(x.end_ns for x in s.slots))
+
+
+@kernel
+def _one_matmul(x):
+    a = nl.ndarray((128, 128), x.dtype, buffer=nl.sbuf)
+    b = nl.ndarray((128, 500), x.dtype, buffer=nl.sbuf)
+    o = nl.ndarray((128, 500), nl.float32, buffer=nl.psum)
+    nisa.memset(a, 1.0); nisa.memset(b, 1.0)
+    nisa.nc_matmul(o, a, b)
+    t = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
+    nisa.nc_transpose(t, a)
+    return o
+
+
+@pytest.mark.parametrize("target,ghz,tf32", [('trn1', 2.8, 4), ('trn2', 2.4, 2), ('trn3', 2.4, 2)])
+def test_pe_array_price(target, ghz, tf32):
+    # one moving column per Tensor cycle in bf16, 4x that in fp32 (the guides); a transpose moves 128 columns
+    for dt, f, ft in ((nl.float32, 4, tf32), (nl.bfloat16, 1, 1)):
+        tr = _trace(_one_matmul, np.ones(1, dt))
+        s = predict(tr, target)
+        mm, tp = s.slots[2], s.slots[3]
+        assert mm.engine == 'Tensor' and mm.cost.ns == pytest.approx((60 + f * 500) / ghz)
+        assert tp.cost.ns == pytest.approx((60 + ft * 128) / ghz)
+        # the matmul waits for the second memset (independent memsets run back to back on Vector)
+        vec = COST_MODELS[target].vector_elems_per_cycle[np.dtype(dt).itemsize] / 128
+        assert mm.start_ns == pytest.approx((120 + (128 + 500) / vec) / COST_MODELS[target].clock_ghz['Vector'])
+
+
+def test_pe_tflops_match_the_guides():
+    assert pe_tflops(cost_model('trn1')) == pytest.approx(92, abs=0.5)
+    assert pe_tflops(cost_model('trn1'), 'float32') == pytest.approx(23, abs=0.5)
+    for t in ('trn2', 'trn3'):
+        assert pe_tflops(cost_model(t)) == pytest.approx(79, abs=0.5)
+        assert pe_tflops(cost_model(t), 'float32') == pytest.approx(20, abs=0.5)
+
+
+def test_evacuation_streams_at_the_psum_rate():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.sbuf)
+        o = nl.ndarray((128, 400), nl.float32, buffer=nl.psum)
+        r = nl.ndarray((128, 400), nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(a, 1.0)
+        nisa.nc_matmul(o, a, a.ap([[128, 128], [0, 400]]))
+        nisa.tensor_copy(r, o)
+        return r
     tr = _trace(k, np.ones(1, np.float32))
-    mm = tr.where(op='nc_matmul')[0]
-    assert instruction_cost(mm, 'trn1').ns == pytest.approx((60 + 500) / 2.8)
-    s = predict(tr, 'trn1')
-    # the matmul waits for the second memset (independent memsets run back to back on Vector)
-    assert s.slots[2].start_ns == pytest.approx(((60 + 128) + (60 + 500)) / 1.12)
-    assert s.slots[2].engine == 'Tensor'
+    cp = tr.instructions[-1]
+    assert instruction_cost(cp, 'trn2', dtypes=operand_dtypes(tr.instructions)).stream_ns == pytest.approx(400 / 2 / 0.96)
+    assert instruction_cost(cp, cost_model('trn2', vector_rates='modes'), dtypes=operand_dtypes(tr.instructions)).stream_ns \
+        == pytest.approx(400 / 0.96)                   # 'modes': a copy from fp32 PSUM gets no lift
+
+
+def test_wide_innermost_step_halves_vector_bandwidth():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 400), nl.float32, buffer=nl.sbuf)
+        nisa.memset(a.ap([[400, 128], [4, 100]]), 0.0)        # 16-byte step: full rate
+        nisa.memset(a.ap([[400, 128], [5, 80]]), 0.0)         # 20-byte step: half rate
+        return a
+    tr = _trace(k, np.ones(1, np.float32))
+    assert [instruction_cost(i, 'trn1').stream_ns for i in tr.instructions] == pytest.approx([100 / 1.12, 2 * 80 / 1.12])
+
+
+def _addresses(acc):
+    "Every address of access `acc` in walk order, with its partition (0 for HBM)."
+    idx = np.indices([n for _, n in acc.pattern]).reshape(len(acc.pattern), -1)
+    addr = acc.offset + sum(i * s for i, (s, _) in zip(idx, acc.pattern))
+    part = idx[0] if acc.buffer in ('sbuf', 'psum') else np.zeros_like(addr)
+    return addr, part
+
+
+def _brute_runs(ins):
+    "Runs of a transfer counted element by element: a run breaks where either side's next address is not +1."
+    (da, dp), (sa, sp) = _addresses(ins.dst), _addresses(ins.srcs[0])
+    cont = (np.diff(da) == 1) & (np.diff(sa) == 1) & (np.diff(dp) == 0) & (np.diff(sp) == 0)
+    return 1 + int((~cont).sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(P=st.integers(1, 8), A=st.integers(1, 6), B=st.integers(1, 7), perm=st.permutations([0, 1, 2]),
+       sl=st.tuples(st.integers(0, 2), st.integers(1, 3)), pad=st.integers(0, 3))
+def test_dma_runs_match_a_brute_force_count(P, A, B, perm, sl, pad):
+    "HBM (P, A, B) sliced and its axes permuted, into an SBUF tile of the permuted shape (with `pad` spare columns)."
+    x = np.arange(P * A * (B + 2), dtype=np.float32).reshape(P, A, B + 2)
+    start, step = sl
+    b = len(range(start, B + 2, step))
+    dims = [[A * (B + 2), P], [B + 2, A], [step, b]]
+    src_dims = [dims[i] for i in perm]
+    shape = [d[1] for d in src_dims]
+
+    @kernel
+    def k(x):
+        t = nl.ndarray((shape[0], shape[1] * shape[2] + pad), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(t.ap([[shape[1] * shape[2] + pad, shape[0]], [shape[2], shape[1]], [1, shape[2]]]),
+                      x.ap(src_dims, offset=start))
+        return t
+    ins = _trace(k, x).instructions[0]
+    if step == 1: assert dma_runs(ins) == _brute_runs(ins)
+    else: assert dma_runs(ins) >= _brute_runs(ins)     # a seam between dimensions counts even where addresses touch
+
+
+def test_runs_of_the_dense_weight_load_are_single_elements():
+    from dwlit.im2col import conv1d_dense_on_pe_array, depthwise_as_dense
+    f = np.ones((16, 1, 1, 3), np.float32)
+    tr = _trace(conv1d_dense_on_pe_array, np.ones((1, 16, 1, 20), np.float32), depthwise_as_dense(f), ((0, 0), (0, 0)),
+                (1, 16, 1, 18))
+    w = tr.instructions[0]
+    assert contiguous_run(w.srcs[0]) == 1 and dma_runs(w) == 16 * 16 * 3
 
 
 def test_programs_run_in_parallel():
@@ -101,6 +212,8 @@ def test_programs_run_in_parallel():
 
 def test_bad_input_errors():
     with pytest.raises(SimulatorError, match="target must be one of"): cost_model('trn9')
+    with pytest.raises(SimulatorError, match="vector_rates must be 'widths' or 'modes'"): cost_model('trn2', vector_rates=1)
+    with pytest.raises(SimulatorError, match="unknown field"): cost_model('trn2', speed=2)
     with pytest.raises(ValueError, match="dtype must be"): dtype_bytes(object())
     assert dtype_bytes('bfloat16') == 2 and dtype_bytes('float32') == 4
     assert set(COST_MODELS) == {'trn1', 'trn2', 'trn3'}

@@ -1,0 +1,107 @@
+"""Chapter 12's contenders: every design matches a plain-loop reference on random shapes (fp32 and bf16), refuses what
+it cannot do, and the decision-map machinery counts what it says it counts."""
+import numpy as np
+import ml_dtypes
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from dwlit import trace, SimulatorError
+from dwlit.cost import predict
+from dwlit.engines import (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe,
+                           conv2d_depthwise_packed_vector, depthwise1d_reference, depthwise2d_reference, contender_trace,
+                           engine_map, win_counts, sensitivity, CONTENDERS, VARIANTS, DIAG_BUDGET_BYTES)
+
+
+def _loop_ref_1d(img, filt, pad):
+    "Element-by-element 1D depthwise reference, independent of depthwise1d_reference."
+    N, C, _, W = img.shape
+    W_f = filt.shape[3]
+    x = np.zeros((N, C, W + sum(pad)))
+    x[:, :, pad[0]:pad[0] + W] = img[:, :, 0, :]
+    W_out = x.shape[2] - W_f + 1
+    out = np.zeros((N, C, 1, W_out))
+    for n in range(N):
+        for c in range(C):
+            for w in range(W_out):
+                out[n, c, 0, w] = sum(x[n, c, w + k] * float(filt[c, 0, 0, k]) for k in range(W_f))
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(N=st.integers(1, 2), C=st.integers(1, 140), W=st.integers(1, 40), W_f=st.integers(1, 12),
+       pad=st.tuples(st.integers(0, 3), st.integers(0, 3)), seed=st.integers(0, 9),
+       kernel=st.sampled_from(['diagonal', 'implicit']))
+def test_1d_pe_designs_match_the_reference(N, C, W, W_f, pad, seed, kernel):
+    W_out = W + sum(pad) - W_f + 1
+    if W_out < 1: return
+    rng = np.random.default_rng(seed)
+    img = rng.standard_normal((N, C, 1, W)).astype(np.float32)
+    filt = rng.standard_normal((C, 1, 1, W_f)).astype(np.float32)
+    fn = conv1d_depthwise_diagonal_pe if kernel == 'diagonal' else conv1d_depthwise_implicit_gemm
+    y = fn(img, filt, ((0, 0), pad), (N, C, 1, W_out))
+    np.testing.assert_allclose(y, _loop_ref_1d(img, filt, pad), rtol=1e-4, atol=1e-4)
+
+
+def test_1d_pe_designs_tile_long_rows_and_big_filters():
+    rng = np.random.default_rng(3)
+    img = rng.standard_normal((1, 3, 1, 2600)).astype(np.float32)       # W_out > 4 banks x 512: two accumulation blocks
+    filt = rng.standard_normal((3, 1, 1, 260)).astype(np.float32)       # > 128 taps: three S tiles; > 192: two tap groups
+    ref = depthwise1d_reference(img, filt, (1, 2))
+    for fn in (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm):
+        with trace() as tr: y = fn(img, filt, ((0, 0), (1, 2)), (1, 3, 1, 2344))
+        np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-3)
+    assert DIAG_BUDGET_BYTES // (128 * 4) < 260                          # the diagonal kernel did need two groups
+
+
+@settings(max_examples=20, deadline=None)
+@given(C=st.integers(1, 140), H=st.integers(1, 7), W=st.integers(1, 12), N=st.integers(1, 2), kH=st.integers(1, 3),
+       kW=st.integers(1, 3), pad=st.tuples(*[st.integers(0, 2)] * 4), seed=st.integers(0, 9),
+       kernel=st.sampled_from(['diagonal', 'packed']))
+def test_2d_designs_match_the_reference(C, H, W, N, kH, kW, pad, seed, kernel):
+    padding = ((pad[0], pad[1]), (pad[2], pad[3]))
+    if H + pad[0] + pad[1] < kH or W + pad[2] + pad[3] < kW: return
+    rng = np.random.default_rng(seed)
+    img = rng.standard_normal((C, H, W, N)).astype(np.float32)
+    filt = rng.standard_normal((C, kH, kW, 1)).astype(np.float32)
+    fn = conv2d_depthwise_diagonal_pe if kernel == 'diagonal' else conv2d_depthwise_packed_vector
+    with trace() as tr: y = fn(img, filt, padding)
+    np.testing.assert_allclose(y, depthwise2d_reference(img, filt, padding), rtol=1e-4, atol=1e-4)
+    assert ('nc_matmul' in tr.counts()) == (kernel == 'diagonal')
+
+
+@pytest.mark.parametrize("kind,name", [(k, n) for k in CONTENDERS for n in CONTENDERS[k]])
+def test_every_contender_in_bf16(kind, name):
+    tr = contender_trace(kind, name, 3, 40, 'bfloat16', C=20, check=True)   # raises if off the reference
+    assert len(tr) > 0
+
+
+def test_errors():
+    x, f = np.ones((1, 2, 1, 8), np.float32), np.ones((2, 1, 1, 3), np.float32)
+    with pytest.raises(SimulatorError, match="padding must be >= 0"):
+        conv1d_depthwise_implicit_gemm(x, f, ((0, 0), (0, -1)), (1, 2, 1, 5))
+    with pytest.raises(SimulatorError, match="out_shape must be"):
+        conv1d_depthwise_diagonal_pe(x, f, ((0, 0), (0, 0)), (1, 2, 1, 5))
+    img = np.ones((4, 3, 3, 1), np.float32)
+    with pytest.raises(SimulatorError, match="a depthwise filter is"):
+        conv2d_depthwise_packed_vector(img, np.ones((3, 2, 2, 1), np.float32))
+    with pytest.raises(SimulatorError, match="larger than the padded image"):
+        conv2d_depthwise_diagonal_pe(img, np.ones((4, 4, 4, 1), np.float32))
+    with pytest.raises(SimulatorError, match="must fit one PSUM bank"):
+        conv2d_depthwise_diagonal_pe(np.ones((1, 1, 600, 1), np.float32), np.ones((1, 1, 1, 1), np.float32))
+    with pytest.raises(SimulatorError, match="dtypes differ"):
+        conv2d_depthwise_diagonal_pe(img, np.ones((4, 2, 2, 1), ml_dtypes.bfloat16))
+    with pytest.raises(SimulatorError, match="kind must be one of"): contender_trace('4D', 'x', 1, 1)
+
+
+def test_map_counts_and_sensitivity():
+    em = engine_map('1D', sizes=(3,), widths=(16, 32), names=('Vector (original)', 'PE, diagonal weights'))
+    wc = win_counts(em)
+    assert set(wc) == {(t, d) for t in ('trn1', 'trn2', 'trn3') for d in ('float32', 'bfloat16')}
+    assert all(sum(c.values()) == 2 for c in wc.values())
+    # the winner is the contender with the smallest predicted time, recomputed here by hand
+    t_vec = predict(em.traces[('Vector (original)', 3, 32, 'float32')], 'trn1').total_ns
+    t_pe = predict(em.traces[('PE, diagonal weights', 3, 32, 'float32')], 'trn1').total_ns
+    assert em.winners('trn1', 'float32')[0][0, 1] == (0 if t_vec < t_pe else 1)
+    sens = sensitivity(em, {'base': {}, 'same': {}, 'PE 1000x slower': dict(pe_columns_per_cycle=0.001)})
+    assert sens['base'][0] == sens['same'][0] == 0 and sens['PE 1000x slower'][1] == 0
+    assert list(VARIANTS)[0] == 'as in chapter 11' and VARIANTS['as in chapter 11'] == {}
