@@ -23,7 +23,7 @@ def _vector_ops(x, dt):
     nisa.memset(p, 0.0)
     nisa.tensor_tensor(p, a, a, nl.multiply)
     nisa.tensor_reduce(r, nl.add, p.ap([[300, 128], [3, 100], [1, 3]]), axis=2)
-    return r
+    return x   # a kernel returns an HBM tensor; the tests read the trace
 
 
 @pytest.mark.parametrize("target,dt,ghz,lanes,ttf", [
@@ -50,7 +50,7 @@ def test_initiation_interval_floor():
         a = nl.ndarray((128, 2), nl.float32, buffer=nl.sbuf)
         nisa.memset(a, 1.0)
         nisa.tensor_tensor(a, a, a, nl.add)
-        return a
+        return x
     tr = _trace(k, np.ones(1, np.float32))
     ms, tt = tr.instructions
     c = instruction_cost(ms, 'trn1')                  # 60 + 2 = 62 < 64: floored to 64 cycles
@@ -65,7 +65,7 @@ def test_dma_lanes_follow_partitions():
     def k(x):
         a = nl.ndarray((4, 1024), nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(a, x)
-        return a
+        return x
     tr = _trace(k, np.ones((4, 1024), np.float32))
     c = instruction_cost(tr.instructions[0], 'trn2')
     assert c.lanes == 4 and c.runs == 4 and c.ns == pytest.approx(2000 + 150 + 4 * 16 / 4 + 4 * 1024 * 4 / (4 * 27.2))
@@ -97,7 +97,7 @@ def _one_matmul(x):
     nisa.nc_matmul(o, a, b)
     t = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
     nisa.nc_transpose(t, a)
-    return o
+    return x
 
 
 @pytest.mark.parametrize("target,ghz,tf32", [('trn1', 2.8, 4), ('trn2', 2.4, 2), ('trn3', 2.4, 2)])
@@ -131,7 +131,7 @@ def test_evacuation_streams_at_the_psum_rate():
         nisa.memset(a, 1.0)
         nisa.nc_matmul(o, a, a.ap([[128, 128], [0, 400]]))
         nisa.tensor_copy(r, o)
-        return r
+        return x
     tr = _trace(k, np.ones(1, np.float32))
     cp = tr.instructions[-1]
     assert instruction_cost(cp, 'trn2', dtypes=operand_dtypes(tr.instructions)).stream_ns == pytest.approx(400 / 2 / 0.96)
@@ -145,7 +145,7 @@ def test_wide_innermost_step_halves_vector_bandwidth():
         a = nl.ndarray((128, 400), nl.float32, buffer=nl.sbuf)
         nisa.memset(a.ap([[400, 128], [4, 100]]), 0.0)        # 16-byte step: full rate
         nisa.memset(a.ap([[400, 128], [5, 80]]), 0.0)         # 20-byte step: half rate
-        return a
+        return x
     tr = _trace(k, np.ones(1, np.float32))
     assert [instruction_cost(i, 'trn1').stream_ns for i in tr.instructions] == pytest.approx([100 / 1.12, 2 * 80 / 1.12])
 
@@ -182,7 +182,7 @@ def test_dma_runs_match_a_brute_force_count(P, A, B, perm, sl, pad):
         t = nl.ndarray((shape[0], shape[1] * shape[2] + pad), nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(t.ap([[shape[1] * shape[2] + pad, shape[0]], [shape[2], shape[1]], [1, shape[2]]]),
                       x.ap(src_dims, offset=start))
-        return t
+        return x
     ins = _trace(k, x).instructions[0]
     if step == 1: assert dma_runs(ins) == _brute_runs(ins)
     else: assert dma_runs(ins) >= _brute_runs(ins)     # a seam between dimensions counts even where addresses touch
@@ -202,7 +202,7 @@ def test_programs_run_in_parallel():
     def k(x):
         a = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
         nisa.memset(a, 1.0)
-        return a
+        return x
     one = predict(_trace(k, np.ones(1, np.float32)), 'trn1').total_ns
     with trace() as tr: k[4](np.ones(1, np.float32))
     s = predict(tr, 'trn1')
