@@ -12,7 +12,8 @@ For each shape, measured in turns so that all see the same machine load:
   floor of the simulator's execution model; see benchlib.Replay). It must reproduce the simulated output bit for bit.
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
 `--layer`/`--layers` add shapes (the real layers of issue 11, section 1): a list of dicts with keys name, N, C, W,
-W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF).
+W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF), stride
+(passed to the kernel: a shape out of its contract prints the kernel's error instead of times).
 """
 import argparse, sys
 from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
@@ -125,19 +126,22 @@ def run_shape(sh, dtype, repeat, prof):
     filt = rng.standard_normal((C, 1, 1, W_f), dtype=F32).astype(dtype)
     kw = dict(out_shape=(N, C, 1, W_out))
 
+    if 'stride' in sh: kw['stride'] = sh['stride']        # anything but 1 is out of the kernels' contract
+
     def sim_with(p): return lambda: simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, img, filt, ((0, 0), pad),
                                                     num_programs=p, **kw)
     programs = sh.get('programs')
-    if programs is None:                                  # the fewest programs that fit SBUF
-        programs = 1
-        while True:
-            try: sim_with(programs)(); break
-            except AllocationError:
-                if programs >= div_ceil(C, C_TILE_SIZE): raise
-                programs *= 2
-    sim = sim_with(programs)
-    try: y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
-    except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:100]}", None
+    try:
+        if programs is None:                              # the fewest programs that fit SBUF
+            programs = 1
+            while True:
+                try: sim_with(programs)(); break
+                except AllocationError:
+                    if programs >= div_ceil(C, C_TILE_SIZE): raise
+                    programs *= 2
+        sim = sim_with(programs)
+        y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
+    except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:160]}", None
     ref, scale = reference64(img, filt, pad)
     check_close(y, ref, scale, dtype)
     direct, once = {}, {}

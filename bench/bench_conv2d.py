@@ -13,7 +13,8 @@ For each shape, measured in turns so that all see the same machine load:
 `polyphase` skips the zeros the dilation inserts (it multiplies only the taps that land on image pixels); the kernel,
 like the original, multiplies every tap on the dilated grid, so `dense` names the fastest that does the same work.
 `--layer`/`--layers` add shapes (the real layers of issue 11, section 1): dicts with keys name, C, N, H, W, k_H, k_W and
-optionally lhs_dilation=(dH, dW), padding=((t, b), (l, r)) ('same' for the kernel if absent).
+optionally lhs_dilation=(dH, dW), padding=((t, b), (l, r)) ('same' for the kernel if absent), stride (passed to the
+kernel: a shape out of its contract prints the kernel's error instead of times).
 """
 import argparse
 from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
@@ -166,9 +167,10 @@ def run_shape(sh, dtype, repeat, prof):
     rng = np.random.default_rng(0)
     img = rng.standard_normal((C, H, W, N), dtype=F32).astype(dtype)
     filt = rng.standard_normal((C, kH, kW, 1), dtype=F32).astype(dtype)
-    sim = lambda: conv2d_depthwise_f01b_o01i_bf01(img, filt, pad, lhs_dilation=dil)
+    stride = sh.get('stride')                             # anything but (1, 1) is out of the kernel's contract
+    sim = lambda: conv2d_depthwise_f01b_o01i_bf01(img, filt, pad, stride=stride, lhs_dilation=dil)
     try: y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
-    except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:100]}", None
+    except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:160]}", None
     ref, scale = reference64(img, filt, dil, pad)
     check_close(y, ref, scale, dtype)
     direct, once = {}, {}
