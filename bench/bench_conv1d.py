@@ -15,7 +15,7 @@ Before timing, the simulated result is checked against a float64 NumPy reference
 W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF), stride
 (passed to the kernel: a shape out of its contract prints the kernel's error instead of times).
 """
-import argparse, sys
+import argparse
 from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
@@ -23,8 +23,8 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, staging, HEAD, row, detail,
-                      profile)
+from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, staging, HEAD,
+                      row, detail, profile)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
 
@@ -188,8 +188,8 @@ def main(shapes=None, argv=None):
     shapes += [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
     l0 = load_avg()
     print(f"1D depthwise, {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of {a.repeat} runs "
-          f"taken in turns, {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; "
-          f"load average {l0:.1f} on {__import__('os').cpu_count()} CPUs at the start")
+          f"taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads {THREADS}; "
+          f"memory {MEMORY}; load average {l0:.1f} on {__import__('os').cpu_count()} CPUs at the start")
     print(HEAD)
     for sh in shapes:
         line, more = run_shape(sh, dtype, a.repeat, a.profile)

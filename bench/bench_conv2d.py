@@ -1,4 +1,4 @@
-"""The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its own replay floor, in one run.
+"""The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its replay floor, in one run.
 
     python bench/bench_conv2d.py [--repeat 5] [--layer name:C,N,H,W,k_H,k_W,dil_H,dil_W,pad_t,pad_b,pad_l,pad_r]...
                                  [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu] [--profile]
@@ -134,11 +134,11 @@ DENSE = {'einsum_optimize', 'einsum_plain', 'matmul_blocked', 'taps', 'taps_bloc
 
 def reference64(img, filt, dil, pad):
     "float64 result and the scale sum |x * f| per output element."
-    d = dilate_pad(img.astype(np.float64), dil, pad).astype(np.float64) if img.dtype == np.float64 else None
     C, H, W, N = img.shape
     (t, b), (l, r) = pad
     z = np.zeros((N, C, (H - 1) * dil[0] + 1 + t + b, (W - 1) * dil[1] + 1 + l + r))
-    z[:, :, t:t + (H - 1) * dil[0] + 1:dil[0], l:l + (W - 1) * dil[1] + 1:dil[1]] = img.astype(np.float64).transpose(3, 0, 1, 2)
+    z[:, :, t:t + (H - 1) * dil[0] + 1:dil[0], l:l + (W - 1) * dil[1] + 1:dil[1]] = \
+        img.astype(np.float64).transpose(3, 0, 1, 2)
     kH, kW = filt.shape[1:3]
     win = sliding_window_view(z, (kH, kW), axis=(2, 3))
     f = filt[..., 0].astype(np.float64)
@@ -217,8 +217,9 @@ def main(shapes=None, argv=None):
     shapes = list(shapes or []) + (DEFAULT if not (shapes or a.layer or a.layers) else [])
     shapes += [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
     print(f"2D depthwise (lhs dilation), {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of "
-          f"{a.repeat} runs taken in turns, {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f} on "
-          f"{__import__('os').cpu_count()} CPUs at the start")
+          f"{a.repeat} runs taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads "
+          f"{THREADS}; memory {MEMORY}; load average {load_avg():.1f} on {__import__('os').cpu_count()} CPUs at the "
+          f"start")
     print(HEAD)
     for sh in shapes:
         line, more = run_shape(sh, dtype, a.repeat, a.profile)

@@ -211,11 +211,16 @@ HEAD = (f"{'shape':<40}{'sim ms':>8}{'direct ms':>10}{'replay ms':>10}{'sim/dire
         f"{'replay/direct':>14}  fastest direct NumPy")
 
 
+def ratio(t_a, t_b):
+    "Median of the paired ratios a_i / b_i (run i of each was taken in the same turn, so they saw the same load)."
+    return med([a / b for a, b in zip(t_a, t_b)])
+
+
 def row(label, t_sim, t_dir, t_rep, best):
-    "One line of the table, from lists of seconds (medians shown)."
+    "One line of the table, from lists of seconds: medians of the times, medians of the paired ratios."
     s, d, r = med(t_sim), med(t_dir), med(t_rep)
-    return (f"{label:<40}{s * 1e3:>8.1f}{d * 1e3:>10.1f}{r * 1e3:>10.1f}{s / d:>10.2f}x{s / r:>10.2f}x"
-            f"{r / d:>13.2f}x  {best}")
+    return (f"{label:<40}{s * 1e3:>8.1f}{d * 1e3:>10.1f}{r * 1e3:>10.1f}{ratio(t_sim, t_dir):>10.2f}x"
+            f"{ratio(t_sim, t_rep):>10.2f}x{ratio(t_rep, t_dir):>13.2f}x  {best}")
 
 
 def detail(variants: dict, extra: dict) -> str:
@@ -245,6 +250,7 @@ def use_impl_from_argv():
     if '--impl' not in sys.argv: return None
     import importlib.util
     d = os.path.abspath(os.path.join(sys.argv[sys.argv.index('--impl') + 1], 'dwlit'))
-    spec = importlib.util.spec_from_file_location('dwlit', os.path.join(d, '__init__.py'), submodule_search_locations=[d])
+    spec = importlib.util.spec_from_file_location('dwlit', os.path.join(d, '__init__.py'),
+                                                  submodule_search_locations=[d])
     mod = importlib.util.module_from_spec(spec); sys.modules['dwlit'] = mod; spec.loader.exec_module(mod)
     return d

@@ -91,7 +91,6 @@ def analyse(label, sim, inputs, direct_fns, repeat):
     # reduces, every formulation, checked bit for bit against the simulator's
     reds = [ins for ins in tr.instructions if ins.op == 'tensor_reduce']
     rw = [red_ways(ins, rp.store) for ins in reds]
-    sim_way = 'matmul with ones, per partition (the simulator)'
     # bit for bit: the whole stream replayed with each formulation in place of every reduce, its output compared
     same = {}
     for n in rw[0][0]:
@@ -123,8 +122,8 @@ def main(argv=None):
     ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall']); ap.add_argument('--impl')
     a = ap.parse_args(argv)
     set_clock(a.clock)
-    print(f"floor analysis, float32; dwlit from {IMPL or 'the installed package'}; medians of {a.repeat} runs in turns, "
-          f"{a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f}")
+    print(f"floor analysis, float32; dwlit from {IMPL or 'the installed package'}; medians of {a.repeat} runs in "
+          f"turns, {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f}")
     rng = np.random.default_rng(0)
     if a.only != '2d':
         for sh in b1.default_shapes([3, 7, 31]):
