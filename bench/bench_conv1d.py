@@ -23,7 +23,7 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, staging, HEAD,
+from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
                       row, detail, profile)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
@@ -143,26 +143,26 @@ def run_shape(sh, dtype, repeat, prof):
         y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
     except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:160]}", None
     ref, scale = reference64(img, filt, pad)
-    check_close(y, ref, scale, dtype)
+    check_close(y, ref, scale, dtype, W_f)
     direct, once = {}, {}
     for v in VARIANTS:
         fn = (lambda v=v: v(img, filt, pad).astype(dtype, copy=False))
         t0 = CLOCK[0](); y_v = fn(); once[v.__name__] = CLOCK[0]() - t0
-        check_close(y_v[:, :, None], ref, scale, dtype)
+        check_close(y_v[:, :, None], ref, scale, dtype, W_f)
         direct[v.__name__] = fn
     slow = {k: [t] for k, t in once.items() if t > 4 * min(once.values())}   # timed once: far from the fastest
     direct = {k: f for k, f in direct.items() if k not in slow}
     if prof: profile(sim)
-    fns = dict(sim=sim, replay=rp, staging=staging((img, filt), (N, C, 1, W_out), dtype), **direct)
+    fns = dict(sim=sim, replay=rp, alloc=rp.allocate, **direct)
     t = timed(fns, repeat)
     tdir = {k: t[k] for k in direct}
     best = min(tdir, key=lambda k: med(tdir[k]))
     path = 'default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing'
     label = f"{sh['name']} ({path}, {programs} prog)"
     counts = tr.counts()
-    extra = {**{f'{k} (once)': v for k, v in slow.items()}, 'staging (inputs into HBM, NaN output)': t['staging']}
+    extra = {f'{k} (once)': v for k, v in slow.items()}
     line = row(label, t['sim'], tdir[best], t['replay'], best)
-    more = (detail(tdir, extra) + f"\n    {len(tr)} instructions: " +
+    more = (detail(tdir, extra, t) + f"\n    {len(tr)} instructions: " +
             ', '.join(f"{k} {v}" for k, v in counts.items()))
     return line, more
 

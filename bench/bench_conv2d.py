@@ -24,10 +24,10 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, staging, HEAD,
+from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
                       row, detail, profile)
 from dwlit import SimulatorError
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
 F32 = np.float32
 
@@ -172,18 +172,17 @@ def run_shape(sh, dtype, repeat, prof):
     try: y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
     except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:160]}", None
     ref, scale = reference64(img, filt, dil, pad)
-    check_close(y, ref, scale, dtype)
+    check_close(y, ref, scale, dtype, kH * kW)
     direct, once = {}, {}
     for v in VARIANTS:
         fn = (lambda v=v: v(img, filt, dil, pad).astype(dtype, copy=False))
         t0 = CLOCK[0](); y_v = fn(); once[v.__name__] = CLOCK[0]() - t0
-        check_close(y_v, ref, scale, dtype)
+        check_close(y_v, ref, scale, dtype, kH * kW)
         direct[v.__name__] = fn
     slow = {k: [t] for k, t in once.items() if t > 4 * min(once.values())}
     direct = {k: f for k, f in direct.items() if k not in slow}
     if prof: profile(sim)
-    plan = conv2d_plan(img.shape, filt.shape, pad, lhs_dilation=dil)
-    fns = dict(sim=sim, replay=rp, staging=staging((img, filt), (N, C, plan.out_H, plan.out_W), dtype), **direct)
+    fns = dict(sim=sim, replay=rp, alloc=rp.allocate, **direct)
     t = timed(fns, repeat)
     tdir = {k: t[k] for k in direct}
     best = min(tdir, key=lambda k: med(tdir[k]))
@@ -192,8 +191,8 @@ def run_shape(sh, dtype, repeat, prof):
     lines = [row(sh['name'], t['sim'], tdir[best], t['replay'], best)]
     if best_dense and best_dense != best:
         lines.append(row('  same, vs the fastest dense NumPy', t['sim'], tdir[best_dense], t['replay'], best_dense))
-    extra = {**{f'{k} (once)': v for k, v in slow.items()}, 'staging (inputs into HBM, NaN output)': t['staging']}
-    more = (detail(tdir, extra) + f"\n    {len(tr)} instructions: " +
+    extra = {f'{k} (once)': v for k, v in slow.items()}
+    more = (detail(tdir, extra, t) + f"\n    {len(tr)} instructions: " +
             ', '.join(f"{k} {v}" for k, v in tr.counts().items()))
     return '\n'.join(lines), more
 
