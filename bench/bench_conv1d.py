@@ -1,7 +1,8 @@
 """The simulated 1D depthwise entry point against the fastest direct NumPy and against its own replay floor, in one run.
 
     python bench/bench_conv1d.py [--repeat 5] [--wf 3 7 31] [--layer name:N,C,W,W_f[,pad_l,pad_r[,programs]]]...
-                                 [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--profile]
+                                 [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
+                                 [--memory reuse|default] [--impl DIR] [--profile]
 
 Default shapes (issue 11, section 3): N=4, C=512, W=4096, 'same' padding, W_f in {3, 7, 31}, one program, trn1.
 For each shape, measured in turns so that all see the same machine load:
@@ -11,6 +12,8 @@ For each shape, measured in turns so that all see the same machine load:
 - replay: the instruction stream of one traced run, replayed as bare NumPy calls on views built beforehand (the
   floor of the simulator's execution model; see benchlib.Replay). It must reproduce the simulated output bit for bit.
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
+Times are process CPU time by default (the machine may be shared; see benchlib.timed), BLAS on one thread, and freed
+memory reused (see benchlib.set_memory_from_argv). `--impl DIR` benchmarks the dwlit package in DIR (a prototype).
 `--layer`/`--layers` add shapes (the real layers of issue 11, section 1): a list of dicts with keys name, N, C, W,
 W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF), stride
 (passed to the kernel: a shape out of its contract prints the kernel's error instead of times).

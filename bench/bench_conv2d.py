@@ -1,7 +1,8 @@
 """The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its replay floor, in one run.
 
     python bench/bench_conv2d.py [--repeat 5] [--layer name:C,N,H,W,k_H,k_W,dil_H,dil_W,pad_t,pad_b,pad_l,pad_r]...
-                                 [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu] [--profile]
+                                 [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
+                                 [--memory reuse|default] [--impl DIR] [--profile]
 
 Default shape (issue 11, section 3): C=256, N=2, H=W=56, 3x3 kernel, lhs_dilation (2, 2), padding 1 on every side.
 For each shape, measured in turns so that all see the same machine load:
