@@ -1,124 +1,231 @@
-"""Benchmark: the simulated 2D depthwise kernel with LHS dilation against a direct NumPy depthwise convolution.
+"""The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its replay floor, in one run.
 
-    python bench/bench_conv2d.py [--profile]
+    python bench/bench_conv2d.py [--repeat 5] [--layer name:C,N,H,W,k_H,k_W,dil_H,dil_W,pad_t,pad_b,pad_l,pad_r]...
+                                 [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
+                                 [--memory reuse|default] [--impl DIR] [--profile]
 
-Shape (issue 4): C=256, N=2, H=W=56, 3x3 kernel, lhs_dilation (2, 2), padding 1 on every side, float32.
-Both sides start from the same image; the NumPy side's dilated, padded input is built once and timed separately.
-Prints the times side by side, their ratio (target: within 5x), the instruction counts, and the simulator's own
-cost per instruction (tiny instructions, so that the arithmetic is negligible)."""
-import sys, time, statistics
+Default shape (issue 11, section 3): C=256, N=2, H=W=56, 3x3 kernel, lhs_dilation (2, 2), padding 1 on every side.
+For each shape, measured in turns so that all see the same machine load:
+- sim: `conv2d_depthwise_f01b_o01i_bf01(img, filt, ...)` through the simulator, everything included;
+- direct: every direct NumPy formulation below, each timed from the same (C, H, W, N) image to the (N, C, H', W')
+  output, so the dense ones include building the dilated, padded image; the fastest is the baseline;
+- replay: the kernel's instruction stream as bare NumPy calls on views built beforehand (benchlib.Replay),
+  reproducing the simulated output bit for bit.
+`polyphase` skips the zeros the dilation inserts (it multiplies only the taps that land on image pixels); the kernel,
+like the original, multiplies every tap on the dilated grid, so `dense` names the fastest that does the same work.
+`--layer`/`--layers` add shapes (the real layers of issue 11, section 1): dicts with keys name, C, N, H, W, k_H, k_W and
+optionally lhs_dilation=(dH, dW), padding=((t, b), (l, r)) ('same' for the kernel if absent), stride (passed to the
+kernel: a shape out of its contract prints the kernel's error instead of times).
+"""
+import argparse
+from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
+THREADS = set_threads_from_argv()
+MEMORY = set_memory_from_argv()
+IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead of the installed one
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from dwlit import trace
-from dwlit.memory import NeuronCore, use_core, ndarray, float32, sbuf
-from dwlit.isa import nisa, nl
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
 
-C, N, H, W, KH, KW, DIL, PAD = 256, 2, 56, 56, 3, 3, (2, 2), ((1, 1), (1, 1))
-REPEAT = 5
+from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
+                      row, detail, profile)
+from dwlit import SimulatorError
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
-
-def best_of(fn, repeat=REPEAT):
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter(); r = fn(); ts.append(time.perf_counter() - t0)
-    return min(ts), statistics.median(ts), r
+F32 = np.float32
 
 
-def dilate_pad(img):
-    "(C, H, W, N) -> (N, C, dil_H, dil_W) float32: zeros, strided assignment, padding."
-    z = np.zeros((N, C, (H - 1) * DIL[0] + 1, (W - 1) * DIL[1] + 1), np.float32)
-    z[:, :, ::DIL[0], ::DIL[1]] = img.transpose(3, 0, 1, 2)
-    return np.pad(z, ((0, 0), (0, 0)) + PAD)
+# ---------------------------------------------------------------- direct NumPy: one function per formulation
+def dilate_pad(img, dil, pad):
+    "(C, H, W, N) -> (N, C, dil_H, dil_W) float32: zeros, a strided assignment, padding."
+    C, H, W, N = img.shape
+    (t, b), (l, r) = pad
+    z = np.zeros((N, C, (H - 1) * dil[0] + 1 + t + b, (W - 1) * dil[1] + 1 + l + r), F32)
+    z[:, :, t:t + (H - 1) * dil[0] + 1:dil[0], l:l + (W - 1) * dil[1] + 1:dil[1]] = img.transpose(3, 0, 1, 2)
+    return z
 
 
-def numpy_taps(d, f):
-    "Direct depthwise convolution: one multiply-add of a shifted slice per tap."
-    oH, oW = d.shape[2] - KH + 1, d.shape[3] - KW + 1
-    out = np.zeros((N, C, oH, oW), np.float32)
-    for a in range(KH):
-        for b in range(KW):
-            out += d[:, :, a:a + oH, b:b + oW] * f[None, :, a, b, 0, None, None]
+def einsum_optimize(img, filt, dil, pad):
+    "dilate + sliding_window_view + einsum(optimize=True)"
+    d = dilate_pad(img, dil, pad)
+    kH, kW = filt.shape[1:3]
+    return np.einsum('ncyxab,cab->ncyx', sliding_window_view(d, (kH, kW), axis=(2, 3)), filt[..., 0].astype(F32),
+                     optimize=True)
+
+
+def einsum_plain(img, filt, dil, pad):
+    "dilate + sliding_window_view + einsum"
+    d = dilate_pad(img, dil, pad)
+    kH, kW = filt.shape[1:3]
+    return np.einsum('ncyxab,cab->ncyx', sliding_window_view(d, (kH, kW), axis=(2, 3)), filt[..., 0].astype(F32))
+
+
+def matmul_blocked(img, filt, dil, pad, B=8):
+    "dilate + im2col of 8 channels at a time @ their filters (matmul)"
+    d = dilate_pad(img, dil, pad)
+    N, C = d.shape[:2]; kH, kW = filt.shape[1:3]
+    oH, oW = d.shape[2] - kH + 1, d.shape[3] - kW + 1
+    f = filt[..., 0].astype(F32).reshape(C, kH * kW, 1)
+    out = np.empty((N, C, oH, oW), F32)
+    for n in range(N):
+        for c0 in range(0, C, B):
+            cols = sliding_window_view(d[n, c0:c0 + B], (kH, kW), axis=(1, 2)).reshape(-1, oH * oW, kH * kW)
+            out[n, c0:c0 + B] = np.matmul(cols, f[c0:c0 + B]).reshape(-1, oH, oW)
     return out
 
 
-def numpy_einsum(d, f):
-    return np.einsum('ncyxab,cab->ncyx', sliding_window_view(d, (KH, KW), axis=(2, 3)), f[..., 0], optimize=True)
-
-
-def per_instruction_overhead(n=3000):
-    "Seconds per call of tiny instructions (1 partition, 1 element), and of building one access pattern."
-    core = NeuronCore()
-    with use_core(core):
-        a = ndarray((1, 4), float32, buffer=sbuf, name='a'); b = ndarray((1, 4), float32, buffer=sbuf, name='b')
-        c = ndarray((1, 4), float32, buffer=sbuf, name='c')
-        a.write(np.ones((1, 4))); b.write(np.ones((1, 4)))
-        va, vb, vc = a.ap([[4, 1], [1, 1]]), b.ap([[4, 1], [1, 1]]), c.ap([[4, 1], [1, 1]])
-        va3 = a.ap([[4, 1], [1, 1], [1, 1]])
-        out = {}
-        for name, fn in [('tensor_tensor', lambda: nisa.tensor_tensor(vc, va, vb, nl.multiply)),
-                         ('tensor_reduce', lambda: nisa.tensor_reduce(vc, nl.add, va3, axis=2)),
-                         ('memset', lambda: nisa.memset(vc, 0)),
-                         ('dma_copy', lambda: nisa.dma_copy(vc, va)),
-                         ('.ap() (one view)', lambda: a.ap([[4, 1], [1, 1]], offset=1))]:
-            t0 = time.perf_counter()
-            for _ in range(n): fn()
-            out[name] = (time.perf_counter() - t0) / n
-        with trace():
-            t0 = time.perf_counter()
-            for _ in range(n): nisa.tensor_tensor(vc, va, vb, nl.multiply)
-            out['tensor_tensor, traced'] = (time.perf_counter() - t0) / n
+def taps(img, filt, dil, pad):
+    "dilate + one shifted multiply-add per tap, whole arrays"
+    d = dilate_pad(img, dil, pad)
+    kH, kW = filt.shape[1:3]; f = filt[..., 0].astype(F32)
+    oH, oW = d.shape[2] - kH + 1, d.shape[3] - kW + 1
+    out = d[:, :, 0:oH, 0:oW] * f[None, :, 0, 0, None, None]; tmp = np.empty_like(out)
+    for a in range(kH):
+        for b in range(kW):
+            if a or b:
+                np.multiply(d[:, :, a:a + oH, b:b + oW], f[None, :, a, b, None, None], out=tmp); out += tmp
     return out
 
 
-def main():
+def taps_blocked(img, filt, dil, pad, B=8):
+    "dilate + one shifted multiply-add per tap, 8 channels at a time"
+    d = dilate_pad(img, dil, pad)
+    N, C = d.shape[:2]; kH, kW = filt.shape[1:3]; f = filt[..., 0].astype(F32)[:, :, :, None, None]
+    oH, oW = d.shape[2] - kH + 1, d.shape[3] - kW + 1
+    out = np.empty((N, C, oH, oW), F32); tmp = np.empty((B, oH, oW), F32)
+    for n in range(N):
+        for c0 in range(0, C, B):
+            o, x, ff = out[n, c0:c0 + B], d[n, c0:c0 + B], f[c0:c0 + B]
+            t = tmp[:o.shape[0]]
+            np.multiply(x[:, 0:oH, 0:oW], ff[:, 0, 0], out=o)
+            for a in range(kH):
+                for b in range(kW):
+                    if a or b:
+                        np.multiply(x[:, a:a + oH, b:b + oW], ff[:, a, b], out=t); o += t
+    return out
+
+
+def polyphase(img, filt, dil, pad, B=8):
+    "no dilated image: each tap multiplies only the pixels it lands on, into a strided slice of the output"
+    C, H, W, N = img.shape; kH, kW = filt.shape[1:3]
+    (t, b), (l, r) = pad
+    oH = (H - 1) * dil[0] + 1 + t + b - kH + 1; oW = (W - 1) * dil[1] + 1 + l + r - kW + 1
+    X = img.transpose(3, 0, 1, 2).astype(F32)                  # (N, C, H, W) view
+    f = filt[..., 0].astype(F32)[:, :, :, None, None]
+    out = np.zeros((N, C, oH, oW), F32)
+
+    def hits(k, p, dl, n, on):
+        "output rows y (start, stop) and image rows i (start) with y + k - p = i * dl, 0 <= i < n, 0 <= y < on"
+        ys = [y for y in range(on) if (y + k - p) % dl == 0 and 0 <= (y + k - p) // dl < n]
+        return (ys[0], ys[-1] + 1, (ys[0] + k - p) // dl, len(ys)) if ys else None
+    plan = []
+    for a in range(kH):
+        for c in range(kW):
+            hy, hx = hits(a, t, dil[0], H, oH), hits(c, l, dil[1], W, oW)
+            if hy and hx: plan.append((a, c, hy, hx))
+    for n in range(N):
+        for c0 in range(0, C, B):
+            o, x, ff = out[n, c0:c0 + B], X[n, c0:c0 + B], f[c0:c0 + B]
+            for a, c, (y0, y1, i0, ny), (x0, x1, j0, nx) in plan:
+                o[:, y0:y1:dil[0], x0:x1:dil[1]] += x[:, i0:i0 + ny, j0:j0 + nx] * ff[:, a, c]
+    return out
+
+
+VARIANTS = [einsum_optimize, einsum_plain, matmul_blocked, taps, taps_blocked, polyphase]
+DENSE = {'einsum_optimize', 'einsum_plain', 'matmul_blocked', 'taps', 'taps_blocked'}
+
+
+def reference64(img, filt, dil, pad):
+    "float64 result and the scale sum |x * f| per output element."
+    C, H, W, N = img.shape
+    (t, b), (l, r) = pad
+    z = np.zeros((N, C, (H - 1) * dil[0] + 1 + t + b, (W - 1) * dil[1] + 1 + l + r))
+    z[:, :, t:t + (H - 1) * dil[0] + 1:dil[0], l:l + (W - 1) * dil[1] + 1:dil[1]] = \
+        img.astype(np.float64).transpose(3, 0, 1, 2)
+    kH, kW = filt.shape[1:3]
+    win = sliding_window_view(z, (kH, kW), axis=(2, 3))
+    f = filt[..., 0].astype(np.float64)
+    return np.einsum('ncyxab,cab->ncyx', win, f), np.einsum('ncyxab,cab->ncyx', np.abs(win), np.abs(f))
+
+
+# ---------------------------------------------------------------- shapes
+DEFAULT = [dict(name="C=256 N=2 56x56 3x3 dil 2 pad 1", C=256, N=2, H=56, W=56, k_H=3, k_W=3, lhs_dilation=(2, 2),
+                padding=((1, 1), (1, 1)))]
+
+
+def parse_layer(s):
+    "'name:C,N,H,W,k_H,k_W[,dil_H,dil_W[,pad_t,pad_b,pad_l,pad_r]]' -> shape dict"
+    name, _, nums = s.rpartition(':')
+    v = [int(x) for x in nums.split(',')]
+    d = dict(name=name or s, C=v[0], N=v[1], H=v[2], W=v[3], k_H=v[4], k_W=v[5])
+    if len(v) >= 8: d['lhs_dilation'] = (v[6], v[7])
+    if len(v) >= 12: d['padding'] = ((v[8], v[9]), (v[10], v[11]))
+    return d
+
+
+def run_shape(sh, dtype, repeat, prof):
+    C, N, H, W, kH, kW = (sh[k] for k in ('C', 'N', 'H', 'W', 'k_H', 'k_W'))
+    dil = tuple(sh.get('lhs_dilation', (1, 1)))
+    pad = tuple(tuple(p) for p in sh.get('padding', ((kH // 2, kH - 1 - kH // 2), (kW // 2, kW - 1 - kW // 2))))
     rng = np.random.default_rng(0)
-    img = rng.standard_normal((C, H, W, N)).astype(np.float32)
-    filt = rng.standard_normal((C, KH, KW, 1)).astype(np.float32)
-    kernel = lambda: conv2d_depthwise_f01b_o01i_bf01(img, filt, PAD, lhs_dilation=DIL)
+    img = rng.standard_normal((C, H, W, N), dtype=F32).astype(dtype)
+    filt = rng.standard_normal((C, kH, kW, 1), dtype=F32).astype(dtype)
+    stride = sh.get('stride')                             # anything but (1, 1) is out of the kernel's contract
+    sim = lambda: conv2d_depthwise_f01b_o01i_bf01(img, filt, pad, stride=stride, lhs_dilation=dil)
+    try: y, tr, rp = traced_replay(sim, {'img': img, 'filter': filt})
+    except SimulatorError as e: return f"{sh['name']:<40}out of contract: {str(e)[:160]}", None
+    ref, scale = reference64(img, filt, dil, pad)
+    check_close(y, ref, scale, dtype, kH * kW)
+    direct, once = {}, {}
+    for v in VARIANTS:
+        fn = (lambda v=v: v(img, filt, dil, pad).astype(dtype, copy=False))
+        t0 = CLOCK[0](); y_v = fn(); once[v.__name__] = CLOCK[0]() - t0
+        check_close(y_v, ref, scale, dtype, kH * kW)
+        direct[v.__name__] = fn
+    slow = {k: [t] for k, t in once.items() if t > 4 * min(once.values())}
+    direct = {k: f for k, f in direct.items() if k not in slow}
+    if prof: profile(sim)
+    fns = dict(sim=sim, replay=rp, alloc=rp.allocate, **direct)
+    t = timed(fns, repeat)
+    tdir = {k: t[k] for k in direct}
+    best = min(tdir, key=lambda k: med(tdir[k]))
+    dense = [k for k in tdir if k in DENSE]
+    best_dense = min(dense, key=lambda k: med(tdir[k])) if dense else None
+    lines = [row(sh['name'], t['sim'], tdir[best], t['replay'], best)]
+    if best_dense and best_dense != best:
+        lines.append(row('  same, vs the fastest dense NumPy', t['sim'], tdir[best_dense], t['replay'], best_dense))
+    extra = {f'{k} (once)': v for k, v in slow.items()}
+    more = (detail(tdir, extra, t) + f"\n    {len(tr)} instructions: " +
+            ', '.join(f"{k} {v}" for k, v in tr.counts().items()))
+    return '\n'.join(lines), more
 
-    t_dil, _, d = best_of(lambda: dilate_pad(img))
-    t_taps, m_taps, r_taps = best_of(lambda: numpy_taps(d, filt))
-    t_ein, m_ein, r_ein = best_of(lambda: numpy_einsum(d, filt))
-    kernel()                                                                  # warm up
-    t_sim, m_sim, y = best_of(kernel)
-    np.testing.assert_allclose(y, r_taps, atol=1e-4)
-    np.testing.assert_allclose(r_ein, r_taps, atol=1e-4)
-    with trace() as tr: kernel()
-    plan = conv2d_plan(img.shape, filt.shape, PAD, lhs_dilation=DIL)
-    n_ins = len(tr)
 
-    print(f"shape: C={C}, N={N}, H=W={H}, kernel {KH}x{KW}, lhs_dilation {DIL}, padding {PAD}, float32")
-    print(f"dilated, padded input {plan.dil_H}x{plan.dil_W}; output {N}x{C}x{plan.out_H}x{plan.out_W}")
-    print(f"\n{'':<44}{'best':>10}{'median':>10}")
-    print(f"{'simulated kernel (dwlit)':<44}{t_sim * 1e3:>8.1f}ms{m_sim * 1e3:>8.1f}ms")
-    print(f"{'NumPy, one multiply-add per tap (float32)':<44}{t_taps * 1e3:>8.1f}ms{m_taps * 1e3:>8.1f}ms")
-    print(f"{'NumPy, sliding_window_view + einsum':<44}{t_ein * 1e3:>8.1f}ms{m_ein * 1e3:>8.1f}ms")
-    print(f"{'(NumPy: building the dilated, padded input)':<44}{t_dil * 1e3:>8.1f}ms")
-    base = min(t_taps, t_ein)
-    print(f"\nratio simulated / fastest NumPy = {t_sim / base:.2f}x (target: within 5x); "
-          f"vs NumPy including its dilation: {t_sim / (base + t_dil):.2f}x")
-    print(f"\ninstructions: {n_ins} in all, {tr.counts()}")
-    print(f"simulated time per instruction: {t_sim / n_ins * 1e6:.1f} us")
-    ov = per_instruction_overhead()
-    print("\nsimulator overhead per call (1 partition x 1 element, so no arithmetic to speak of):")
-    for k, v in ov.items(): print(f"  {k:<24}{v * 1e6:>7.1f} us")
-    fixed = sum(cnt * ov.get(op, ov['tensor_tensor']) for op, cnt in tr.counts().items())
-    print(f"=> fixed overhead of this kernel's {n_ins} instructions ~ {fixed * 1e3:.0f} ms of {t_sim * 1e3:.0f} ms; "
-          f"the rest is NumPy arithmetic on (128 x {plan.out_W}) operands")
-
-    # the one operation that dominates: tensor_reduce over a short trailing axis (the kernel's (128, out_W, 9) products)
-    v = np.random.default_rng(1).standard_normal((128, plan.out_W, KH * KW)).astype(np.float32)
-    t_red, _, _ = best_of(lambda: [np.add.reduce(v, axis=2) for _ in range(20)])
-    t_ein1, _, _ = best_of(lambda: [np.einsum('pwk->pw', v) for _ in range(20)])
-    print(f"\nNumPy reduce of one (128, {plan.out_W}, {KH * KW}) product over its last axis: np.add.reduce "
-          f"{t_red / 20 * 1e6:.0f} us, einsum {t_ein1 / 20 * 1e6:.0f} us; x {tr.counts()['tensor_reduce']} reduces = "
-          f"{t_red / 20 * tr.counts()['tensor_reduce'] * 1e3:.0f} ms vs {t_ein1 / 20 * tr.counts()['tensor_reduce'] * 1e3:.0f} ms")
-
-    if '--profile' in sys.argv:
-        import cProfile, pstats
-        pr = cProfile.Profile(); pr.enable(); kernel(); pr.disable()
-        pstats.Stats(pr).sort_stats('tottime').print_stats(12)
+def main(shapes=None, argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--repeat', type=int, default=5)
+    ap.add_argument('--layer', action='append', default=[], help="name:C,N,H,W,k_H,k_W[,dil_H,dil_W[,t,b,l,r]]")
+    ap.add_argument('--layers', help="MODULE:ATTR, a list of shape dicts (e.g. the real layers' table)")
+    ap.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'])
+    ap.add_argument('--threads', default='1', help="BLAS threads (read before NumPy loads)")
+    ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall'], help="process CPU time (default) or wall time")
+    ap.add_argument('--memory', default='reuse', choices=['reuse', 'default'],
+                    help="reuse freed memory (default) or leave glibc's allocator as it is (see benchlib)")
+    ap.add_argument('--profile', action='store_true', help="cProfile one simulated run per shape")
+    ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
+    a = ap.parse_args(argv)
+    from dwlit.memory import DTYPES
+    dtype = DTYPES[a.dtype]
+    set_clock(a.clock)
+    shapes = list(shapes or []) + (DEFAULT if not (shapes or a.layer or a.layers) else [])
+    shapes += [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
+    print(f"2D depthwise (lhs dilation), {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of "
+          f"{a.repeat} runs taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads "
+          f"{THREADS}; memory {MEMORY}; load average {load_avg():.1f} on {__import__('os').cpu_count()} CPUs at the "
+          f"start")
+    print(HEAD)
+    for sh in shapes:
+        line, more = run_shape(sh, dtype, a.repeat, a.profile)
+        print(line, flush=True)
+        if more: print(more, flush=True)
+    print(f"load average at the end: {load_avg():.1f}")
 
 
 if __name__ == '__main__':
