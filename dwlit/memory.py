@@ -316,10 +316,10 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     "An HBM tensor holding a copy of NumPy `array` (how kernel inputs enter); its size is checked before the copy."
     array = np.asarray(array)                       # an array or a view (e.g. np.broadcast_to) is not copied here
     dtype = as_dtype(array.dtype, f"dtype of {name}")
-    if array.ndim == 0 or array.size == 0:
-        empty = [i for i, n in enumerate(array.shape) if n == 0]
-        raise SimulatorError(f"{name} must have at least one axis and at least one element in every axis, "
-                             f"got shape {array.shape}" + (f": axis {empty[0]} is empty" if empty else ""))
+    if array.ndim == 0:
+        raise SimulatorError(f"{name} must have at least one axis, got a 0-d array {array!r}")
+    # an empty array (a zero in its shape) is moved as it is: the kernel that receives it knows what each axis
+    # means, so its own checks name the empty one ("got C=0") after the options it refuses first
     _check_hbm_size(array.shape, dtype, name)      # the size it shows, which a broadcast view does not store
     return Tensor(array.shape, dtype, buffer, name, np.array(array, dtype=dtype, order='C').reshape(-1))  # one copy
 

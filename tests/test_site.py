@@ -439,10 +439,15 @@ def test_repository_links_and_copyright_come_from_pyproject(server, browser):
     bad = []
     for stem in ['index'] + [c['stem'] for c in chapters()]:
         browser.get(server + stem + '.html')
-        hrefs, foot = browser.execute_script("""return [Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+        links, foot = browser.execute_script("""return [Array.from(document.querySelectorAll('a[href]')).map(a =>
+                [a.href, a.textContent.trim().toLowerCase(), !!a.closest('article') && !a.closest('.cell_output')]),
             (document.querySelector('.bottom-of-page .copyright') || {textContent: ''}).textContent];""")
-        code_links = [h for h in hrefs if re.match(r'https?://(github|gitlab|codeberg)\.\w+/(?!pradyunsg/furo)', h)
-                      or '/blob/' in h or '/edit/' in h]
+        hrefs = [h for h, _, _ in links]
+        # links to this project's own code: the page chrome (view/edit this page) and show_doc's "source" links;
+        # a chapter citing another project's repository in its prose (the sources chapter) is not one of them
+        code_links = [h for h, text, in_prose in links
+                      if (re.match(r'https?://(github|gitlab|codeberg)\.\w+/(?!pradyunsg/furo)', h) or '/blob/' in h or '/edit/' in h)
+                      and (not in_prose or text in ('source', 'edit', 'view source', 'edit this page'))]
         stray = [h for h in code_links if not (repo and h.startswith(repo + '/'))]
         bad += [f"{stem}.html: links to {h}, but pyproject.toml names {'no repository' if not repo else repo}" for h in stray[:3]]
         if authors not in foot or proj['license'] not in foot:
