@@ -18,7 +18,7 @@ from .layouts import (IN_PERM_FB10, tiled_dve_transpose_210, check_dims, check_t
                            MAX_HBM_ELEMENTS, MAX_INSTRUCTIONS)
 
 # %% auto #0
-__all__ = ['SBUF_BUDGET_BYTES', 'SEED_DTYPE_SIZE', 'check_unsupported', 'check_conv2d_args', 'div_ceil', 'h_tile_budget',
+__all__ = ['SBUF_BUDGET_BYTES', 'DTYPE_SIZE_AS_WRITTEN', 'check_unsupported', 'check_conv2d_args', 'div_ceil', 'h_tile_budget',
            'Conv2dPlan', 'conv2d_plan', 'budget_table', 'conv2d_depthwise_f01b_o01i_bf01']
 
 # %% ../nbs/09_conv2d.ipynb #1033f204
@@ -52,14 +52,14 @@ def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None
     return padding, dil, in_perm
 
 # %% ../nbs/09_conv2d.ipynb #f27af29c
-SBUF_BUDGET_BYTES = 16 * 1024   # L840: max_sbuf_bytes
-SEED_DTYPE_SIZE = 4             # L839: hard-coded, whatever img.dtype is
+SBUF_BUDGET_BYTES = 16 * 1024   # max_sbuf_bytes: h_tile_count = div_ceil(16384, ...) at L841
+DTYPE_SIZE_AS_WRITTEN = 4             # L839: hard-coded, whatever img.dtype is
 
 def div_ceil(a: int, b: int) -> int:
     "Ceiling division: a >= 0 by b >= 1 (L24)."
     return -(-check_int(a, 'a', 0) // check_int(b, 'b', 1))
 
-def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=SEED_DTYPE_SIZE, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
+def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=DTYPE_SIZE_AS_WRITTEN, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
     "(h_tile_count, max_h_tile_size): dilated rows the budget allows, and image rows per tile (L841-L842)."
     in_H, k_H, dil_W, dil_H_lhs, dtype_size, N_TILE_SIZE, max_sbuf_bytes = (check_int(v, k, 1) for k, v in dict(
         in_H=in_H, k_H=k_H, dil_W=dil_W, dil_H_lhs=dil_H_lhs, dtype_size=dtype_size, N_TILE_SIZE=N_TILE_SIZE,
@@ -180,7 +180,7 @@ def _too_tall(plan, tg: Target) -> str:
 
 def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None,
                 out_shape=None, dtype='float32', filter_dtype=None, *, bookkeeping='fixed',
-                dtype_size=SEED_DTYPE_SIZE, target=None) -> Conv2dPlan:
+                dtype_size=DTYPE_SIZE_AS_WRITTEN, target=None) -> Conv2dPlan:
     "Check the arguments of the 2D kernel and compute its sizes, tiles, buffers and instructions (no simulation)."
     # 1. options the kernel does not support, 2. kinds of the arguments, 3. shapes, 4. sizes and capacities
     padding, lhs, in_perm = check_conv2d_args(padding, stride, rhs_dilation, lhs_dilation, in_perm)
@@ -247,7 +247,7 @@ def budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
             '|:---|:---|---:|---:|---:|---:|:---|']
     for name, isz in dtypes:
         isz = check_int(isz, f"the size of {name!r}", 1)
-        for label, ds in ((f'{SEED_DTYPE_SIZE} B (as written)', SEED_DTYPE_SIZE), (f'{isz} B (real)', isz)):
+        for label, ds in ((f'{DTYPE_SIZE_AS_WRITTEN} B (as written)', DTYPE_SIZE_AS_WRITTEN), (f'{isz} B (real)', isz)):
             p = conv2d_plan(img_shape, filter_shape, padding, lhs_dilation=lhs_dilation, dtype_size=ds)
             dil = max(t.dilated_h_size for t in p.tiles) * p.dil_W * isz
             rows.append(f"| {name} | {label} | {p.h_tile_count} | {p.max_h_tile_size} | {len(p.tiles)} | {dil:,} | "
@@ -265,7 +265,7 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
                                     in_perm=None, # None, or (1, 0, 3, 2) for an fb10 image
                                     out_shape=None, # optional (N, C, out_H, out_W), checked
                                     *, bookkeeping='fixed', # 'fixed' or 'literal' H-window bookkeeping
-                                    dtype_size=SEED_DTYPE_SIZE # budget bytes per element (as written: 4); None = real size
+                                    dtype_size=DTYPE_SIZE_AS_WRITTEN # budget bytes per element (as written: 4); None = real size
                                    ):
     "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
     check_unsupported(stride, rhs_dilation, in_perm)                                     # L795-L798, before anything

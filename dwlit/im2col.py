@@ -184,7 +184,7 @@ def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
                            stationary=w_sb.ap([[W_f * C_o, C_i], [1, C_o]], offset=k * C_o),    # (C_in, C_out) of tap k
                            moving=row.ap([[image_size, C_i], [1, W_out]], offset=k),             # row shifted by k
                            accumulate=k > 0)
-        nisa.tensor_tensor(dst=res, data1=acc, data2=acc, op=nl.maximum)                      # PSUM -> SBUF (max(x, x) = x)
+        nisa.tensor_copy(dst=res, src=acc)                      # PSUM -> SBUF on the Vector engine (DMA cannot read PSUM)
         nisa.dma_copy(dst=out.ap([[W_out, C_o], [1, W_out]], offset=i_n * C_o * W_out), src=res)
     return out
 

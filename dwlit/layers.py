@@ -104,8 +104,8 @@ def get_layer(layer) -> Layer:
 def in_contract(layer) -> str:
     "'' if the kernels take `layer`, else the rule it breaks."
     l = get_layer(layer)
-    if l.stride != 1: return f"stride {l.stride}: the 2D kernel slides its window one row and one column at a time (stride must be 1, L795)"
-    if l.dims == 1 and l.kernel[0] >= 512: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than 512 taps (L717)"
+    if l.stride != 1: return f"stride {l.stride}: the 2D kernel slides its window one row and one column at a time (stride must be 1)"
+    if l.dims == 1 and l.kernel[0] >= 512: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than 512 taps"
     return ''
 
 def kernel_args(layer, N=1) -> tuple:

@@ -158,6 +158,8 @@ def _bad_calls():
         'tensor_reduce axis 0': lambda: nisa.tensor_reduce(nl.ndarray((4, 1), nl.float32), nl.add, nl.ndarray((4, 3), nl.float32), 0),
         'dma_copy sizes differ': lambda: nisa.dma_copy(nl.ndarray((4, 3), nl.float32), nl.ndarray((4, 2), nl.float32)),
         'unknown target': lambda: dwlit.set_target('trn9'),
+        'a layer too long for the kernels': lambda: dwlit.run_layer('long-conv'),
+        'a stride-2 layer': lambda: dwlit.run_layer('mobilenetv2-96x112-s2'),
     }
 
 
