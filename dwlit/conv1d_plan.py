@@ -321,7 +321,7 @@ class Conv1dPlan:
                 kw = self._fewest(cap, W=w)
                 out.append(Fix('row', {'W': w} | on(kw), f"a row of at most W={w:,}" + with_(kw)))
             if g.dtype.itemsize > 2 and (kd := self._fewest(cap, itemsize=2)) is not None:
-                out.append(Fix('dtype', {'dtype': 'bfloat16'} | on(kd), "a 2-byte dtype (bfloat16 or float16)" + with_(kd)))
+                out.append(Fix('dtype', {'dtype': 'bfloat16'} | on(kd), "a 2-byte dtype such as bfloat16" + with_(kd)))
             for t in TARGETS:
                 if t != self.target and (kt := self._fewest(TARGETS[t].sbuf_partition_bytes)) is not None:
                     out.append(Fix('target', {'target': t} | on(kt), f"target {t}" + with_(kt)))
