@@ -429,7 +429,7 @@ def layer_list() -> list:
              'no: ' + without_lines(in_contract(l)).split(':')[0] if in_contract(l) else 'yes') for l in LAYERS.values()]
     return (["the layers dwlit explain --layer NAME takes (C: channels, size: W or HxW, kernel: taps):"] +
             _table(('name', 'dims', 'C', 'size', 'kernel', 'network', 'in contract'), rows, len(rows)) +
-            _say("in contract: whether the kernels take the layer (dwlit explain --layer NAME says why not)"))
+            _say("in contract: whether the kernels take the layer (dwlit explain --layer NAME says why not)", False))
 
 def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', predict_time=None, lines=False) -> str:
     "The plan for preset layer `name` (chapter 13) at batch `N`: what the layer is, then its 1D or 2D explanation."
@@ -441,8 +441,8 @@ def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', pred
            if kind == 'conv1d' else "1 program: the 2D kernel does not share channel tiles among programs")
     if programs is not None: kw['programs'] = programs
     explain = explain_conv1d if kind == 'conv1d' else explain_conv2d
-    L = _say(f"layer {l.name}: {l.network}, {l.where}; {l.count} layer(s) of the network have this shape")
-    L += _say(f"  batch N={N}; {how}")
+    L = _say(f"layer {l.name}: {l.network}, {l.where}; {l.count} layer(s) of the network have this shape", lines)
+    L += _say(f"  batch N={N}; {how}", lines)
     return '\n'.join(L + [explain(**kw, dtype=dtype, target=target, predict_time=predict_time, lines=lines)])
 
 # %% ../nbs/15_cli.ipynb #795685eb
