@@ -22,7 +22,8 @@ __all__ = ['MAX_INT', 'MAX_SEED', 'TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HE
            'EXPLAIN_HELP', 'EXPLAIN_EXAMPLES', 'predict', 'UsageError', 'parse_ints', 'ref_conv1d', 'dilate_pad',
            'ref_conv2d', 'Run', 'run_traced', 'TourCase', 'conv1d_case', 'conv2d_case', 'tour_cases', 'table_line',
            'TourRow', 'check_case', 'as_planned', 'run_case', 'Progress', 'tour', 'without_lines', 'predicted_line',
-           'fit_advice_conv1d', 'explain_conv1d', 'explain_conv2d', 'make_parser', 'run_explain', 'main']
+           'fix_flags', 'explain_conv1d', 'explain_conv2d', 'layer_list', 'explain_layer', 'make_parser',
+           'run_explain_layer', 'run_explain', 'main']
 
 # %% ../nbs/15_cli.ipynb #bde8f634
 class UsageError(SimulatorError):
@@ -305,6 +306,7 @@ def _say(text: str, lines=True) -> list:
     import textwrap
     text = text if lines else without_lines(text)
     text = re.sub(r'\([\d, ()]*\)', lambda m: m.group(0).replace(' ', '\0'), text)     # never break inside (1, 2, 3)
+    text = re.sub(r'(--[a-z][\w-]*) (?=[\w,.]+)', '\\1\0', text)                      # nor between a flag and its value
     indent = ' ' * (len(text) - len(text.lstrip()) + 4)
     return [l.replace('\0', ' ') for l in textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_long_words=False,
                                                          break_on_hyphens=False)] or ['']
@@ -326,27 +328,11 @@ def predicted_line(kern, args, kwargs, programs, planned, target=None, force=Non
             f"of program 0's time; simulated in {run.seconds:.1f} s)")
 
 # %% ../nbs/15_cli.ipynb #cc00a190
-def fit_advice_conv1d(N, C, W, W_f, padding, programs, dtype='float32', target=None) -> str:
-    "When a 1D plan does not fit SBUF: what would. More programs only if one channel tile alone fits."
-    from dwlit.conv1d_plan import conv1d_plan, max_W
-    img, filt, pad = (N, C, 1, W), (C, 1, 1, W_f), ((0, 0), tuple(padding))
-    T = -(-C // 128)
-    def fits(k, dt=dtype, tg=target): return conv1d_plan(img, filt, pad, k, tg, dt).fits
-    if T > programs and fits(min(T, MAX_PROGRAMS)):
-        lo, hi = programs, min(T, MAX_PROGRAMS)          # fits(hi); the fewest programs that fit, by bisection
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-        return (f"use {hi} programs or more (--programs {hi}): each then holds at most {-(-T // hi)} channel tile(s)")
-    one = max(r[2] for r in conv1d_plan(img, filt, pad, T, target, dtype).sbuf)
-    full, partial = (1, False) if C >= 128 else (0, True)
-    w = max_W(full, W_f, tuple(padding), N, target, dtype, partial)
-    what = [f"a row of at most W={w:,}" if w else None]
-    if as_dtype(dtype).itemsize > 2 and fits(T, 'bfloat16'): what.append("a 2-byte dtype (--dtype bfloat16)")
-    what += [f"--target {t}" for t in TARGETS if t != get_target(target).name and fits(T, tg=t)]
-    what = [x for x in what if x]
-    return (f"one channel tile alone needs {one:,} B per partition, so more programs cannot help" +
-            (f"; {', or '.join(what)} would fit" if what else "; no row this long fits one SBUF partition"))
+def fix_flags(plan, fix) -> str:
+    "The `dwlit explain` flags that make the change `fix` (chapter 06's `Conv1dPlan.fixes`) to `plan`'s call."
+    g, c = plan.geometry, fix.change
+    return ' '.join(([f"--shape {g.N},{g.C},{c['W']}"] if 'W' in c else []) +
+                    [f"--{'programs' if k == 'num_programs' else k} {v}" for k, v in c.items() if k != 'W'])
 
 def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
                    predict_time=None, lines=False) -> str:
@@ -382,7 +368,7 @@ def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dt
     L += say(f"SBUF per partition (busiest program, {busiest[0]}): " +
              (', '.join(f"{k} {v:,}" for k, v in busiest[1].items()) or 'nothing') +
              f"; total {busiest[2]:,} of {busiest[3]:,} B ({100 * busiest[2] / busiest[3]:.1f}%)" +
-             ('' if p.fits else ': DOES NOT FIT; ' + fit_advice_conv1d(N, C, W, W_f, (pl, pr), programs, dtype, target)))
+             ('' if p.fits else ': DOES NOT FIT; ' + p.advise(lambda f: fix_flags(p, f))))
     if p.fits:
         from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
         z = lambda s: np.zeros(s, as_dtype(dtype))
@@ -434,6 +420,31 @@ def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1,
                             target, predict_time))
     return '\n'.join(L)
 
+# %% ../nbs/15_cli.ipynb #9297df17
+def layer_list() -> list:
+    "The presets `explain --layer` takes (chapter 13), one line each: name, size, network, and whether the kernels take it."
+    from dwlit.layers import LAYERS, in_contract
+    x = lambda t: 'x'.join(map(str, t))
+    rows = [(l.name, f"{l.dims}D", l.C, x(l.size), x(l.kernel), l.network,
+             'no: ' + without_lines(in_contract(l)).split(':')[0] if in_contract(l) else 'yes') for l in LAYERS.values()]
+    return (["the layers dwlit explain --layer NAME takes (C: channels, size: W or HxW, kernel: taps):"] +
+            _table(('name', 'dims', 'C', 'size', 'kernel', 'network', 'in contract'), rows, len(rows)) +
+            _say("in contract: whether the kernels take the layer (dwlit explain --layer NAME says why not)", False))
+
+def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', predict_time=None, lines=False) -> str:
+    "The plan for preset layer `name` (chapter 13) at batch `N`: what the layer is, then its 1D or 2D explanation."
+    from dwlit.layers import get_layer, explain_args
+    l = get_layer(name)
+    kind, kw = explain_args(l, N, target)             # refuses a layer the kernels do not take, with the reason
+    how = (f"{programs} program(s), as asked" if programs is not None else
+           f"{kw['programs']} program(s), the fewest whose plan fits {get_target(target).name} in float32"
+           if kind == 'conv1d' else "1 program: the 2D kernel does not share channel tiles among programs")
+    if programs is not None: kw['programs'] = programs
+    explain = explain_conv1d if kind == 'conv1d' else explain_conv2d
+    L = _say(f"layer {l.name}: {l.network}, {l.where}; {l.count} layer(s) of the network have this shape", lines)
+    L += _say(f"  batch N={N}; {how}", lines)
+    return '\n'.join(L + [explain(**kw, dtype=dtype, target=target, predict_time=predict_time, lines=lines)])
+
 # %% ../nbs/15_cli.ipynb #795685eb
 class _Parser(argparse.ArgumentParser):
     "An ArgumentParser whose errors are one line on stderr and exit status 2."
@@ -441,11 +452,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 EXPLAIN_HELP = """\
-Plan a depthwise convolution for a shape you type, without running it: which kernel the
-dispatcher picks and why, how the channel tiles are shared among SPMD programs, the size of
-each instruction, SBUF bytes per partition against the target's capacity, and for 2D the
-H window. Only the last line runs the kernel (once, on zeros) to price its trace with the
-cost model; --no-predict skips it."""
+Plan a depthwise convolution for a shape you type, or for a layer of a real network by name
+(--layer; --list-layers names them), without running it: which kernel the dispatcher picks
+and why, how the channel tiles are shared among SPMD programs, the size of each instruction,
+SBUF bytes per partition against the target's capacity (and what would fit, if it does not),
+and for 2D the H window. Only the last line runs the kernel (once, on zeros) to price its
+trace with the cost model; --no-predict skips it."""
 
 EXPLAIN_EXAMPLES = """\
 examples:
@@ -453,9 +465,15 @@ examples:
   dwlit explain conv1d --shape 1,1024,20000 --dtype bfloat16 --programs 8
   dwlit explain conv2d --shape 2,64,32,32 --lhs-dilation 2,2 --padding 1
   dwlit explain conv2d --shape 1,8,5,6 --in-perm --filter 2,3 --lines
+  dwlit explain --layer mamba-2.8b
+  dwlit explain --layer convnext-t-96x56 --batch 8
+  dwlit explain --list-layers
 
 conv1d takes N,C,W, one --filter value and --padding p or l,r; conv2d takes N,C,H,W, --filter
-kH,kW, --padding p, ph,pw or Hl,Hr,Wl,Wr, --lhs-dilation and --in-perm."""
+kH,kW, --padding p, ph,pw or Hl,Hr,Wl,Wr, --lhs-dilation and --in-perm. --layer NAME takes
+the layer's own shape, filter and padding (leave out conv1d/conv2d and those options), at
+batch --batch N (default 1) and by default on the fewest programs that fit; a layer the
+kernels do not take (stride 2, a filter of 512 taps or more) is refused with the reason."""
 
 def make_parser() -> argparse.ArgumentParser:
     "The `dwlit` command's arguments."
@@ -469,12 +487,16 @@ def make_parser() -> argparse.ArgumentParser:
     t.add_argument('--seed', default='0', metavar='S', help=f'seed of the random inputs, 0 to {MAX_SEED:,} (default 0)')
     e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
                        description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument('kernel', choices=('conv1d', 'conv2d'))
-    e.add_argument('--shape', required=True, help='conv1d: N,C,W   conv2d: N,C,H,W')
+    e.add_argument('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
+    e.add_argument('--shape', help='conv1d: N,C,W   conv2d: N,C,H,W')
+    e.add_argument('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 13)')
+    e.add_argument('--batch', metavar='N', help='with --layer: the batch size (default 1)')
+    e.add_argument('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')
     e.add_argument('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
-    e.add_argument('--padding', default='0', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
+    e.add_argument('--padding', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
     e.add_argument('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
-    e.add_argument('--programs', default='1', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1)')
+    e.add_argument('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; with --layer, '
+                                                   f'the fewest that fit)')
     e.add_argument('--dtype', default='float32', choices=('float32', 'float16', 'bfloat16'))
     e.add_argument('--target', default='trn1', choices=tuple(TARGETS))
     e.add_argument('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
@@ -486,21 +508,48 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument('--no-predict', dest='predict', action='store_false', help='never simulate: the plan only')
     return p
 
+def run_explain_layer(a, programs) -> str:
+    "`explain --layer NAME`: the options a layer does not take first, then the name, then its plan."
+    from dwlit.layers import LAYERS
+    typed = [o for o, v in (('--shape', a.shape), ('--filter', a.filter), ('--padding', a.padding),
+                            ('--lhs-dilation', a.lhs_dilation), ('--in-perm', a.in_perm)) if v]
+    if typed: raise UsageError(f"{typed[0]} cannot go with --layer: the layer gives its own shape, filter and padding")
+    if a.layer not in LAYERS:
+        raise UsageError(f"--layer must be the name of a preset, got --layer {a.layer!r}; dwlit explain --list-layers "
+                         f"lists the {len(LAYERS)} presets")
+    kind = f"conv{LAYERS[a.layer].dims}d"
+    if a.kernel not in (None, kind):
+        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {a.kernel}: leave the kernel out with --layer")
+    N = parse_ints(a.batch or '1', '--batch', (1,), 1, 'N')[0]
+    return explain_layer(a.layer, N, programs, a.dtype, a.target, a.predict, lines=a.lines)
+
 def run_explain(a) -> str:
     "The `explain` subcommand: check the typed values (options the kernel does not take first), then plan."
-    programs = parse_ints(a.programs, '--programs', (1,), 1, 'K', MAX_PROGRAMS, ' (the simulator runs them one by one)')[0]
+    if a.list_layers:
+        if a.kernel or a.shape or a.layer: raise UsageError("--list-layers lists the layer names and takes no kernel, --shape or --layer")
+        return '\n'.join(layer_list())
+    programs = (None if a.programs is None else
+                parse_ints(a.programs, '--programs', (1,), 1, 'K', MAX_PROGRAMS, ' (the simulator runs them one by one)')[0])
+    if a.layer is not None: return run_explain_layer(a, programs)
+    if a.batch is not None: raise UsageError("--batch goes with --layer: with --shape, the batch is the shape's first value N")
+    if a.kernel is None:
+        raise UsageError("explain needs a kernel and a shape (conv1d --shape N,C,W or conv2d --shape N,C,H,W), or "
+                         "--layer NAME (--list-layers names them)")
+    programs = programs or 1
     if a.kernel == 'conv1d':
         if a.in_perm: raise UsageError("--in-perm is a conv2d option: the 1D kernels read the bf01 image as it is")
         if a.lhs_dilation not in (None, '1'):
             raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate their input, "
                              f"got --lhs-dilation {a.lhs_dilation}")
+        if a.shape is None: raise UsageError("explain conv1d needs --shape N,C,W (or --layer NAME instead of both)")
         shape = parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d')
         W_f = parse_ints(a.filter or '3', '--filter', (1,), 1, 'W_f for conv1d')[0]
-        return explain_conv1d(shape, W_f, parse_ints(a.padding, '--padding', (1, 2), 0, 'p or l,r for conv1d'),
+        return explain_conv1d(shape, W_f, parse_ints(a.padding or '0', '--padding', (1, 2), 0, 'p or l,r for conv1d'),
                               (1,), programs, a.dtype, a.target, a.predict, lines=a.lines)
+    if a.shape is None: raise UsageError("explain conv2d needs --shape N,C,H,W (or --layer NAME instead of both)")
     shape = parse_ints(a.shape, '--shape', (4,), 1, 'N,C,H,W for conv2d')
     k = parse_ints(a.filter or '3,3', '--filter', (2,), 1, 'kH,kW for conv2d')
-    return explain_conv2d(shape, k, parse_ints(a.padding, '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d'),
+    return explain_conv2d(shape, k, parse_ints(a.padding or '0', '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d'),
                           parse_ints(a.lhs_dilation or '1', '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d'),
                           programs, a.dtype, a.target, (1, 0, 3, 2) if a.in_perm else None, a.predict, lines=a.lines)
 
@@ -522,6 +571,9 @@ def main(argv=None) -> int:
         print(msg if msg.startswith('dwlit') else f"dwlit: error: {msg}", file=sys.stderr)
         return 2
     except SystemExit as e: return int(e.code or 0)   # --help
+    except BrokenPipeError:                           # the reader closed the pipe (dwlit explain ... | head): not a bug
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # so that the exit's flush is quiet too
+        return 0
     except Exception as e:
         if os.environ.get('DWLIT_DEBUG'): raise
         print(f"dwlit: internal error (a bug, please report it): {type(e).__name__}: {' '.join(str(e).split())}", file=sys.stderr)

@@ -9,20 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from .memory import (SimulatorError, SimulatorTypeError, AllocationError, current_core, as_dtype, check_int,
-                          check_ints, check_tensor, iter_is_self, TARGETS)
+                          check_ints, check_tensor, iter_is_self, TARGETS, MAX_HBM_BYTES)
 from .isa import nl, nisa, kernel
 from .im2col import errors_from, shape_arg, padding_arg
 
 # %% auto #0
-__all__ = ['C_TILE_SIZE', 'PACK', 'MAX_SBUF_PARTITION', 'MAX_OUT_BYTES', 'div_ceil', 'Conv1dGeometry', 'conv1d_geometry',
-           'check_conv1d_call', 'conv1d_sbuf_bytes', 'program_tiles', 'conv1d_depthwise_default',
-           'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
+__all__ = ['C_TILE_SIZE', 'PACK', 'MAX_SBUF_PARTITION', 'div_ceil', 'Conv1dGeometry', 'conv1d_geometry', 'check_conv1d_call',
+           'conv1d_sbuf_bytes', 'program_tiles', 'conv1d_depthwise_default', 'conv1d_depthwise_f_packing',
+           'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
 
 # %% ../nbs/05_conv1d_kernels.ipynb #720b1854
 C_TILE_SIZE = 128   # channels per tile = SBUF partitions (nl.tile_size.pmax)
 PACK = 512          # the kernels' vector-width heuristic (L468, L717)
 MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # bytes: the largest partition (trn3)
-MAX_OUT_BYTES = 2**30   # the largest output the simulator allocates: HBM tensors live in host memory
 
 def div_ceil(a, b):
     "Ceiling division of non-negative integers (the original's helper, L24)."
@@ -146,14 +145,26 @@ def program_tiles(C, pid, num_programs) -> tuple:
     has_partial = C % C_TILE_SIZE != 0 and end_tile == C_NUM_TILES
     return end_tile - start_tile - int(has_partial), has_partial
 
-def _check_sbuf(who, need, full_tiles, partial, itemsize=4):
-    "Raise `AllocationError` with the numbers, and what would help, if `need` does not fit this core's free SBUF."
-    core, total = current_core(), sum(need.values())
+def _check_sbuf(who, g, path, full_tiles, partial):
+    "Raise `AllocationError` with the numbers, and what would help, if this program's share of call `g` does not fit."
+    core = current_core()
+    sbuf = lambda T, p: conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, p, g.dtype.itemsize)
+    need = sbuf(full_tiles, partial)
+    total = sum(need.values())
     if total <= core.sbuf.free: return
+    # the least a program can hold: one full tile, or the partial tile (whichever is bigger, if the call has both)
+    alone = max(sum(sbuf(1, False).values()) if g.C >= C_TILE_SIZE else 0,
+                sum(sbuf(0, True).values()) if g.C % C_TILE_SIZE else 0)
+    plan = (f"conv1d_plan({(g.N, g.C, 1, g.W)}, {(g.C, 1, 1, g.W_f)}, {g.padding}, {core.num_programs}, "
+            f"'{core.target.name}', '{g.dtype.name}').advice" if g.W_f < PACK else None)   # chapter 06's planner
+    if alone <= core.sbuf.free:
+        advice = (f"one channel tile alone needs {alone} B, so more programs (fewer tiles each) would fit"
+                  + (f": {plan} names the fewest" if plan else ''))
+    else:
+        others = "a shorter row, " + ("a 2-byte dtype " if g.dtype.itemsize > 2 else "") + "or another target"
+        advice = (f"one channel tile alone needs {alone} B, so more programs cannot help: "
+                  + (f"{plan} says what would fit ({others})" if plan else f"{others} might fit"))
     parts = ', '.join(f"{k} {v}" for k, v in need.items())
-    if full_tiles + partial > 1: advice = "more programs (fewer tiles each) or a shorter W would fit"
-    else: advice = ("one channel tile alone needs this, so more programs cannot help: a shorter row (smaller W or padding)"
-                    + (" or a 2-byte dtype (bfloat16, float16)" if itemsize > 2 else "") + " would fit")
     raise AllocationError(
         f"{who}: program {core.program_id} of {core.num_programs} needs {total} B of SBUF per partition for "
         f"{full_tiles} full channel tile(s){' and the partial tile' if partial else ''} ({parts}), but only "
@@ -184,8 +195,7 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
     has_partial = (not can_batch_all) and end_tile == C_NUM_TILES
     T = end_tile - start_tile - int(has_partial)                # my_num_full_tiles
     c_start = start_tile * C_TILE_SIZE
-    _check_sbuf('conv1d_depthwise_default', conv1d_sbuf_bytes('default', N, W_f, W_out, image_size, T, has_partial,
-                                                              img.dtype.itemsize), T, has_partial, img.dtype.itemsize)
+    _check_sbuf('conv1d_depthwise_default', g, 'default', T, has_partial)      # before any allocation
 
     # --- PART 1: full 128-channel tiles, batched (L181-311) ---
     if T > 0:
@@ -271,8 +281,7 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
     c_start = start_tile * C_TILE_SIZE
     c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
     C_LAST_TILE_SIZE = C_in - c_offset
-    _check_sbuf('conv1d_depthwise_f_packing', conv1d_sbuf_bytes('f_packing', N, W_f, W_out, image_size, T, has_partial,
-                                                                img.dtype.itemsize), T, has_partial, img.dtype.itemsize)
+    _check_sbuf('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial)  # before any allocation
 
     # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
     if T > 0:
@@ -338,14 +347,12 @@ def _check_entry_sizes(g, who):
     "Before the entry point allocates its output: this program's SBUF need, then the output's size."
     T, partial = program_tiles(g.C, nl.program_id(0), nl.num_programs())
     path = 'default' if div_ceil(g.W_out, div_ceil(PACK, g.W_f)) == 1 else 'f_packing'
-    if T or partial:
-        need = conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, partial, g.dtype.itemsize)
-        _check_sbuf(f"{who} (running conv1d_depthwise_{path})", need, T, partial, g.dtype.itemsize)
+    if T or partial: _check_sbuf(f"{who} (running conv1d_depthwise_{path})", g, path, T, partial)
     out_bytes = g.N * g.C * g.W_out * g.dtype.itemsize
-    if out_bytes > MAX_OUT_BYTES:
+    if out_bytes > MAX_HBM_BYTES:
         raise AllocationError(f"{who}: the output out_shape={g.out_shape} would hold {out_bytes:,} B of {g.dtype.name}, "
-                              f"more than the {MAX_OUT_BYTES:,} B the simulator allocates (it keeps HBM tensors in host "
-                              f"memory): fewer batch elements or channels per call would fit")
+                              f"more than the MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B one HBM tensor may take (the simulator "
+                              f"keeps HBM in host memory): fewer batch elements or channels per call would fit")
 
 @kernel
 def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,

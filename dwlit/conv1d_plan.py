@@ -7,9 +7,10 @@ Docs: https://dwlit.github.io/dwlit/conv1d_dispatch.html.md"""
 # %% ../nbs/06_conv1d_dispatch.ipynb #6e7c1170
 from __future__ import annotations
 from dataclasses import dataclass, field
+from functools import cached_property
 import numpy as np
 from .memory import (SimulatorError, SimulatorTypeError, TARGETS, Target, get_target, as_dtype, check_int, check_ints,
-                          MAX_PROGRAMS)
+                          MAX_PROGRAMS, AllocationError)
 from .im2col import errors_from, shape_arg, padding_arg
 from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbuf_bytes, conv1d_geometry,
                           program_tiles)
@@ -17,7 +18,7 @@ from .conv1d import (C_TILE_SIZE, PACK, MAX_SBUF_PARTITION, div_ceil, conv1d_sbu
 # %% auto #0
 __all__ = ['Dispatch', 'dispatch_decision', 'plot_dispatch', 'dispatch_explorer', 'ProgramTiles', 'check_programs',
            'spmd_tile_table', 'plot_tiles', 'tiles_explorer', 'instruction_free_sizes', 'plot_chunks',
-           'chunks_explorer', 'target_arg', 'sbuf_report', 'max_W', 'Conv1dPlan', 'conv1d_plan']
+           'chunks_explorer', 'target_arg', 'sbuf_report', 'max_W', 'Fix', 'Conv1dPlan', 'conv1d_plan']
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #617dbe4f
 @dataclass(frozen=True)
@@ -246,6 +247,13 @@ def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', 
     return lo
 
 # %% ../nbs/06_conv1d_dispatch.ipynb #6dd81065
+@dataclass(frozen=True)
+class Fix:
+    "One change that makes a 1D call fit SBUF: the arguments it changes and what it says."
+    kind: str        # 'programs', 'row', 'dtype' or 'target': the least change of that kind
+    change: dict     # the changed arguments, e.g. {'num_programs': 8} or {'W': 24_319, 'num_programs': 8}
+    words: str       # e.g. 'a row of at most W=24,319 with 8 programs'
+
 @dataclass
 class Conv1dPlan:
     "Everything the 1D entry point will do for one call, computed without running it."
@@ -258,36 +266,86 @@ class Conv1dPlan:
     sbuf: list
     @property
     def fits(self): return all(total <= cap for _, _, total, cap in self.sbuf)
+    @property
+    def capacity(self) -> int: return self.sbuf[0][3]
     def instruction_counts(self) -> dict:
         "Multiplies (and as many reduces) per program and in total."
         per_tile = self.geometry.N * len(self.free_sizes)
         per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
         return dict(per_program=per, total=sum(per.values()))
-    def _need(self, pid, k) -> int:
-        "SBUF bytes per partition of program `pid` of `k` for this call."
-        g, T = self.geometry, None
-        T, partial = program_tiles(g.C, pid, k)
-        path = 'default' if self.dispatch.chunks == 1 else 'f_packing'
-        return sum(conv1d_sbuf_bytes(path, g.N, g.W_f, g.W_out, g.image_size, T, partial, g.dtype.itemsize).values()) if T or partial else 0
+    def replan(self, **change) -> Conv1dPlan:
+        "This call planned again with some of `W`, `num_programs`, `dtype` and `target` changed."
+        g = self.geometry
+        a = dict(W=g.W, num_programs=self.num_programs, dtype=g.dtype.name, target=self.target) | change
+        return conv1d_plan((g.N, g.C, 1, a['W']), (g.C, 1, 1, g.W_f), g.padding, a['num_programs'], a['target'], a['dtype'])
+
+    # --- what would fit: searches on conv1d_sbuf_bytes alone, the answers then checked by replan ---
+    def _peak(self, k, W=None, itemsize=None) -> int:
+        "SBUF bytes per partition of the busiest of `k` programs, for this call or with another W or element size."
+        g, T = self.geometry, self.geometry.C_NUM_TILES
+        size = g.W_padding_l + (g.W if W is None else W) + g.W_padding_r
+        W_out = size - g.W_f + 1
+        path = 'default' if dispatch_decision(W_out, g.W_f).chunks == 1 else 'f_packing'
+        last = div_ceil(T, div_ceil(T, k)) - 1                   # the last busy program, which holds the last tile
+        return max(sum(conv1d_sbuf_bytes(path, g.N, g.W_f, W_out, size, *program_tiles(g.C, pid, k),
+                                         itemsize or g.dtype.itemsize).values()) for pid in {0, last})
+    def _fewest(self, cap, **kw):
+        "The fewest programs, at least this call's and at most MAX_PROGRAMS, whose busiest one fits `cap` (None if none)."
+        T, k = self.geometry.C_NUM_TILES, self.num_programs
+        while k <= max(self.num_programs, min(T, MAX_PROGRAMS)):
+            if self._peak(k, **kw) <= cap: return k
+            tiles = div_ceil(T, k)                               # tiles per program: the only thing k changes
+            if tiles == 1: return None                           # one tile each already
+            k = max(k + 1, div_ceil(T, tiles - 1))               # the fewest programs with one tile less each
+        return None
+    def _most(self) -> int: return max(self.num_programs, min(self.geometry.C_NUM_TILES, MAX_PROGRAMS))
+    def _longest(self, k) -> int:
+        "The longest W (this call's filter, padding, dtype and target) whose busiest of `k` programs fits (0: none)."
+        g, T = self.geometry, self.geometry.C_NUM_TILES
+        kinds = {program_tiles(g.C, pid, k) for pid in {0, div_ceil(T, div_ceil(T, k)) - 1}}
+        return min(max_W(f, g.W_f, (g.W_padding_l, g.W_padding_r), g.N, self.target, g.dtype, p) for f, p in kinds)
+
+    @cached_property
+    def fixes(self) -> list:
+        "The least change of each kind that makes this call fit, each checked by planning it ([] if the call fits)."
+        if self.fits: return []
+        g, cap, T = self.geometry, self.capacity, self.geometry.C_NUM_TILES
+        on = lambda k: {} if k == self.num_programs else {'num_programs': k}
+        with_ = lambda k: '' if k == self.num_programs else f" with {k:,} programs"
+        k = self._fewest(cap)
+        if k is not None:                                        # fewer tiles per program is enough
+            out = [Fix('programs', {'num_programs': k}, f"{k:,} programs (at most {div_ceil(T, k)} channel tile(s) each)")]
+        else:                                                    # even the most programs that help do not fit
+            out, w = [], self._longest(self._most())
+            if w:
+                kw = self._fewest(cap, W=w)
+                out.append(Fix('row', {'W': w} | on(kw), f"a row of at most W={w:,}" + with_(kw)))
+            if g.dtype.itemsize > 2 and (kd := self._fewest(cap, itemsize=2)) is not None:
+                out.append(Fix('dtype', {'dtype': 'bfloat16'} | on(kd), "a 2-byte dtype such as bfloat16" + with_(kd)))
+            for t in TARGETS:
+                if t != self.target and (kt := self._fewest(TARGETS[t].sbuf_partition_bytes)) is not None:
+                    out.append(Fix('target', {'target': t} | on(kt), f"target {t}" + with_(kt)))
+        return [f for f in out if self.replan(**f.change).fits]  # every fix, planned again, fits
+    def advise(self, how=None) -> str:
+        "What would make this call fit, in words ('' if it fits); `how(fix)` adds a note to each (the CLI: its flags)."
+        if self.fits: return ''
+        note = lambda f: f" ({how(f)})" if how else ''
+        fixes, g, T, cap = self.fixes, self.geometry, self.geometry.C_NUM_TILES, self.capacity
+        if fixes and fixes[0].kind == 'programs':
+            return f"{fixes[0].words} would fit{note(fixes[0])}"
+        most = self._most()
+        head = (f"one channel tile alone needs {self._peak(most):,} B of {cap:,}, so more programs cannot help"
+                if div_ceil(T, most) == 1 else
+                f"even {most:,} programs, the most the simulator runs, hold {div_ceil(T, most)} channel tiles each and "
+                f"need {self._peak(most):,} B of {cap:,}")
+        if not fixes: return head + ", and neither a shorter row, a 2-byte dtype nor another target would fit"
+        said = [f.words + note(f) for f in fixes]
+        return f"{head}; " + (', '.join(said[:-1]) + ', or ' if len(said) > 1 else '') + f"{said[-1]} would fit"
     @property
     def advice(self) -> str:
-        "What would make the call fit SBUF ('' if it fits): more programs, or, when one tile alone is too big, a shorter row."
-        if self.fits: return ''
-        g, cap = self.geometry, self.sbuf[0][3]
-        tiles = g.C_NUM_TILES
-        fits_with = lambda k: all(self._need(p, k) <= cap for p in {0, k - 1})   # the first and the last program differ
-        if not fits_with(tiles):
-            one = max(self._need(0, tiles), self._need(tiles - 1, tiles))
-            two_bytes = g.dtype.itemsize == 4 and one // 2 <= cap     # every buffer halves with a 2-byte dtype
-            return (f"one channel tile alone needs {one:,} B of {cap:,}, so more programs cannot help: "
-                    + ("a 2-byte dtype (bfloat16, float16) or a shorter row (W + padding) would fit" if two_bytes else
-                       "only a shorter row (W + padding) would fit"))
-        lo, hi = self.num_programs, tiles                       # fits_with(hi); the smallest k that fits, by bisection
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if fits_with(mid) else (mid, hi)
-        return (f"{hi} programs would fit (at most {div_ceil(tiles, hi)} tile(s) each)" if hi <= MAX_PROGRAMS else
-                f"it needs {hi:,} programs, more than the {MAX_PROGRAMS:,} the simulator runs: a shorter row would fit")
+        "What would make the call fit SBUF ('' if it fits): the fewest programs, or a shorter row, a dtype, a target."
+        return self.advise()
+
     def __str__(self):
         g, d = self.geometry, self.dispatch
         lines = [f"conv1d_depthwise_bf01_oi01_bf01: img (N={g.N}, C={g.C}, 1, W={g.W}), W_f={g.W_f}, padding=({g.W_padding_l}, "
@@ -311,7 +369,17 @@ def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, d
         N, C, _, W = shape_arg(img_shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W) (bf01)')
         W_f = shape_arg(filter_shape, 'filter.shape', ('C_out', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f) (oi01)')[3]
         (_, _), (pl, pr) = padding_arg(padding)
-    g = conv1d_geometry(img_shape, filter_shape, padding, (N, C, 1, max(1, pl + W + pr - W_f + 1)), dtype)
+    out_shape = lambda W: (N, C, 1, max(1, pl + W + pr - W_f + 1))
+    try: g = conv1d_geometry(img_shape, filter_shape, padding, out_shape(W), dtype)
+    except AllocationError as e:                                 # a padded row longer than any SBUF partition
+        W0 = max(1, W_f - pl - pr)                               # the shortest row: does one fit at all?
+        if (pl + W0 + pr) * as_dtype(dtype).itemsize > MAX_SBUF_PARTITION: raise
+        short = conv1d_plan((N, C, 1, W0), filter_shape, padding, num_programs, target, dtype)
+        w = short._longest(short._most())
+        if not w: raise AllocationError(f"{e}; with this padding no row fits {short.target}") from None
+        k = short._fewest(short.capacity, W=w)
+        raise AllocationError(f"{e}; the longest that fits {short.target} in {short.geometry.dtype.name} is W={w:,}"
+                              + ('' if k == num_programs else f", with {k:,} programs")) from None
     with errors_from('conv1d_plan'): tgt = target_arg(target).name
     return Conv1dPlan(g, num_programs, tgt, dispatch_decision(g.W_out, g.W_f), spmd_tile_table(g.C, num_programs),
                       instruction_free_sizes(g.W_out, g.W_f),

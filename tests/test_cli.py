@@ -1,5 +1,5 @@
 """The `dwlit` command as a user runs it: the installed console script, in a subprocess."""
-import os, re, shutil, subprocess, sys
+import contextlib, io, os, re, shutil, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +127,22 @@ def test_explain_conv2d_in_perm():
     (['explain', 'conv2d', '--shape', '1,8,4'], "--shape must be 4 comma-separated integers N,C,H,W"),
     (['explain', 'conv2d', '--shape', '1,8,4,20000', '--lhs-dilation', '4'], "image too wide for one SBUF partition"),
     (['explain', 'conv3d', '--shape', '1,2,3'], "invalid choice: 'conv3d'"),
-    (['explain', 'conv1d'], "the following arguments are required: --shape"),
+    (['explain', 'conv1d'], "explain conv1d needs --shape N,C,W (or --layer NAME instead of both)"),
+    (['explain', 'conv2d', '--filter', '3,3'], "explain conv2d needs --shape N,C,H,W"),
+    (['explain'], "explain needs a kernel and a shape"),
+    (['explain', '--layer', 'resnet-50'], "--layer must be the name of a preset, got --layer 'resnet-50'"),
+    (['explain', '--layer', 'mobilenetv2-96x112-s2'], "layer 'mobilenetv2-96x112-s2' is outside the kernels' contract: stride 2"),
+    (['explain', '--layer', 'efficientnet-b0-144x56-s2', '--batch', '2'], "stride must be 1"),
+    (['explain', '--layer', 'long-conv'], "W_f=1024: the 1D entry point takes filters of fewer than 512 taps"),
+    (['explain', '--layer', 'mamba-2.8b', '--shape', '1,8,100'], "--shape cannot go with --layer"),
+    (['explain', '--layer', 'mamba-2.8b', '--padding', '1'], "--padding cannot go with --layer"),
+    (['explain', 'conv2d', '--layer', 'mamba-2.8b'], "--layer mamba-2.8b is a conv1d layer, got conv2d"),
+    (['explain', '--layer', 'mamba-2.8b', '--batch', '0'], "--batch must be >= 1, got '0'"),
+    (['explain', '--layer', 'mamba-2.8b', '--batch', 'two'], "--batch must be an integer N, got 'two'"),
+    (['explain', '--layer', 'mamba-2.8b', '--programs', '0'], "--programs must be >= 1"),
+    (['explain', 'conv1d', '--shape', '1,8,100', '--batch', '4'], "--batch goes with --layer"),
+    (['explain', '--list-layers', '--layer', 'mamba-2.8b'], "--list-layers lists the layer names and takes no"),
+    (['explain', 'conv1d', '--shape', '1,128,200000'], "the longest that fits trn1 in float32 is W=24,319"),
     (['tour', '--progress', 'sometimes'], "invalid choice: 'sometimes'"),
     (['frobnicate'], "invalid choice: 'frobnicate'"),
     (['explain', 'conv1d', '--shape', '1,8,100', '--predict', '--no-predict'], "not allowed with argument"),
@@ -166,26 +181,102 @@ def test_explain_shows_line_numbers_only_when_asked():
         assert len(re.findall(r'\bL\d+', refs)) >= 3
 
 
-def test_explain_advice_is_true_for_the_shape():
-    "More programs only when one channel tile alone fits; otherwise what would fit; and why no predicted time."
+def advised_flags(out):
+    "The flags each piece of advice in an explanation gives, e.g. ['--programs 8']."
+    return re.findall(r'\((--[^)]*)\)', ' '.join(out.split()))
+
+
+def fits(*args):
+    r = dwlit('explain', *args, '--no-predict')
+    assert r.returncode == 0, r.stderr
+    return 'DOES NOT FIT' not in r.stdout
+
+
+def test_explain_advice_is_the_plans_and_following_it_fits():
+    "More programs only when one channel tile alone fits; otherwise what would fit; each flag set fits; and why no time."
     out = dwlit('explain', 'conv1d', '--shape', '1,1024,20000').stdout
-    k = int(re.search(r'use (\d+) programs or more', out).group(1))
-    assert 'DOES NOT FIT' not in dwlit('explain', 'conv1d', '--shape', '1,1024,20000', '--programs', str(k), '--no-predict').stdout
-    assert 'DOES NOT FIT' in dwlit('explain', 'conv1d', '--shape', '1,1024,20000', '--programs', str(k - 1)).stdout
+    assert advised_flags(out) == ['--programs 8'] and 'more programs cannot help' not in out
+    assert fits('conv1d', '--shape', '1,1024,20000', '--programs', '8')
+    assert not fits('conv1d', '--shape', '1,1024,20000', '--programs', '7')                # the fewest
     assert 'predicted time: not computed: the plan does not fit SBUF' in out
-    out = ' '.join(dwlit('explain', 'conv1d', '--shape', '1,128,200000', '--programs', '4').stdout.split())
-    assert 'more programs cannot help' in out and 'use more programs' not in out
-    w = int(re.search(r'a row of at most W=([\d,]+) would fit', out).group(1).replace(',', ''))
-    assert 'DOES NOT FIT' not in dwlit('explain', 'conv1d', '--shape', f'1,128,{w}', '--no-predict').stdout
-    assert 'DOES NOT FIT' in dwlit('explain', 'conv1d', '--shape', f'1,128,{w + 1}', '--no-predict').stdout
-    out = ' '.join(dwlit('explain', 'conv1d', '--shape', '1,128,40000').stdout.split())
-    assert '--dtype bfloat16' in out
-    assert 'DOES NOT FIT' not in dwlit('explain', 'conv1d', '--shape', '1,128,40000', '--dtype', 'bfloat16', '--no-predict').stdout
+    from dwlit.conv1d_plan import conv1d_plan
+    for shape, programs in (('1,1024,30000', '1'), ('1,128,40000', '4'), ('2,600,60000', '3'), ('1,300,26000', '2')):
+        base = ('conv1d', '--shape', shape, '--programs', programs)
+        out = ' '.join(dwlit('explain', *base, '--no-predict').stdout.split())
+        assert 'more programs cannot help' in out and not re.search(r'DOES NOT FIT; [\d,]+ programs', out)
+        N, C, W = map(int, shape.split(','))
+        plan = conv1d_plan((N, C, 1, W), (C, 1, 1, 3), ((0, 0), (0, 0)), int(programs), 'trn1')
+        assert plan.advice and ' '.join(plan.advice.split()) in re.sub(r' \(--[^)]*\)', '', out)   # the plan's own words
+        flags = advised_flags(out)
+        assert flags and len(flags) == len(plan.fixes)
+        assert not fits(*base, '--programs', str(max(int(programs), -(-C // 128))))      # more programs alone do not
+        for f in flags:
+            assert fits(*base, *f.split()), (shape, f)                                  # each change fits
+            if '--shape' in f:                                                          # ... with the longest row
+                w = int(f.split()[1].split(',')[2])
+                assert not fits(*base, *f.split(), '--shape', f'{N},{C},{w + 1}')
+
+
+def test_explain_a_row_longer_than_any_partition_names_the_longest_that_fits():
+    r = dwlit('explain', 'conv1d', '--shape', '1,128,200000', '--programs', '4')
+    assert r.returncode == 2 and r.stdout == '' and r.stderr.count('\n') == 1
+    w = int(re.search(r'the longest that fits trn1 in float32 is W=([\d,]+)', r.stderr).group(1).replace(',', ''))
+    assert fits('conv1d', '--shape', f'1,128,{w}') and not fits('conv1d', '--shape', f'1,128,{w + 1}')
+    r = dwlit('explain', 'conv1d', '--shape', '1,1024,150000', '--dtype', 'bfloat16', '--target', 'trn3')
+    m = re.search(r'the longest that fits trn3 in bfloat16 is W=([\d,]+), with (\d+) programs', r.stderr)
+    assert r.returncode == 2 and m, r.stderr
+    w, k = int(m.group(1).replace(',', '')), m.group(2)
+    same = ('--dtype', 'bfloat16', '--target', 'trn3')
+    assert fits('conv1d', '--shape', f'1,1024,{w}', '--programs', k, *same)
+    assert not fits('conv1d', '--shape', f'1,1024,{w + 1}', '--programs', '8', *same)
+    assert not fits('conv1d', '--shape', f'1,1024,{w}', '--programs', str(int(k) - 1), *same)
+
+
+def test_explain_a_real_layer():
+    "--layer NAME plans a preset of chapter 13 on the fewest programs that fit; --batch, --programs, --dtype, --target."
+    from dwlit.layers import LAYERS, programs_to_fit
+    r = dwlit('explain', '--layer', 'mamba-2.8b')
+    out, flat = r.stdout, ' '.join(r.stdout.split())
+    assert r.returncode == 0 and out.startswith('layer mamba-2.8b: Mamba-2.8B'), r.stderr
+    k = programs_to_fit('mamba-2.8b', 'trn1')[0]
+    assert f'{k} program(s), the fewest whose plan fits trn1' in flat and 'DOES NOT FIT' not in out
+    assert 'img (1, 5120, 1, 2048)' in flat and 'filter (5120, 1, 1, 4)' in flat and 'padding (3, 0)' in flat
+    assert 'predicted time on trn1' in flat and max(map(len, out.splitlines())) <= 100
+    assert not fits('conv1d', '--shape', '1,5120,2048', '--filter', '4', '--padding', '3,0', '--programs', str(k - 1))
+    plain = dwlit('explain', '--layer', 'mamba-2.8b', '--no-predict').stdout            # the same as typing its shape
+    typed = dwlit('explain', 'conv1d', '--shape', '1,5120,2048', '--filter', '4', '--padding', '3,0', '--programs',
+                  str(k), '--no-predict').stdout
+    assert plain.endswith(typed)
+    r = dwlit('explain', 'conv2d', '--layer', 'convnext-t-96x56', '--batch', '8', '--no-predict', '--target', 'trn2',
+              '--dtype', 'bfloat16')
+    flat = ' '.join(r.stdout.split())
+    assert r.returncode == 0 and 'img (96, 56, 56, 8)' in flat and 'out (8, 96, 56, 56)' in flat, r.stderr
+    assert 'bfloat16' in flat and 'on trn2' in flat and 'the 2D kernel does not share channel tiles' in flat
+    r = dwlit('explain', '--layer', 'speech-frontend', '--programs', '3', '--no-predict', '--lines')
+    assert r.returncode == 0 and '3 program(s), as asked' in r.stdout and '(L723)' in r.stdout
+    assert not re.search(r'\bL\d', dwlit('explain', '--layer', 'speech-frontend', '--no-predict').stdout)
+
+
+def test_explain_list_layers_names_every_preset():
+    r = dwlit('explain', '--list-layers')
+    from dwlit.layers import LAYERS, in_contract
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and max(map(len, lines)) <= 100
+    rows = {l.split()[0]: l for l in lines if l.split() and l.split()[0] in LAYERS}
+    assert list(rows) == list(LAYERS)
+    from dwlit.cli import main                                     # in this process: 29 starts of dwlit are slow
+    for name, line in rows.items():                                # and every name it lists is taken, or refused
+        assert line.endswith('yes') == (not in_contract(name)), line
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(['explain', '--layer', name, '--no-predict'])
+        assert status == (0 if line.endswith('yes') else 2), (name, status, err.getvalue())
+        assert out.getvalue().startswith(f'layer {name}: ') if status == 0 else "outside the kernels' contract" in err.getvalue()
 
 
 def test_every_explanation_says_why_when_there_is_no_predicted_time():
     for args in (['conv1d', '--shape', '1,128,100', '--no-predict'], ['conv1d', '--shape', '64,1024,4096', '--programs', '2'],
-                 ['conv1d', '--shape', '1,128,200000'], ['conv2d', '--shape', '1,8,6,6', '--no-predict']):
+                 ['conv1d', '--shape', '1,128,40000'], ['conv2d', '--shape', '1,8,6,6', '--no-predict']):
         out = dwlit('explain', *args).stdout
         last = ' '.join(out.split('predicted time')[-1].split())
         assert 'predicted time' in out and last.startswith(('on ', ': not computed')), (args, last)

@@ -172,3 +172,52 @@ def test_unit_stride_and_lnc_accepted():
 def test_float64_input_is_refused():
     with pytest.raises(SimulatorError, match="float32, float16, bfloat16"):
         call(img=np.zeros((2, 4, 1, 10)), filt=np.zeros((4, 1, 1, 3)))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_sbuf_error_advises_more_programs_only_when_one_tile_fits(data):
+    "A call that does not fit SBUF: the message says more programs would fit exactly when one channel tile alone fits."
+    from dwlit.conv1d import conv1d_sbuf_bytes, div_ceil, PACK, program_tiles
+    from dwlit.conv1d_plan import conv1d_plan
+    from dwlit.memory import TARGETS
+    long_rows = data.draw(st.booleans())                          # few channels and long rows, or many and short
+    N = data.draw(st.integers(1, 2))
+    C = data.draw(st.integers(1, 400) if long_rows else st.integers(129, 1500))
+    W_f, dt = data.draw(st.sampled_from([1, 3, 31, 300])), data.draw(st.sampled_from(['float32', 'bfloat16']))
+    isz = 4 if dt == 'float32' else 2
+    top = min(2**18 // isz - 2, 12_000_000 // (N * C))            # at most 12 million input elements
+    W = data.draw(st.integers(max(W_f, min(top, 20_000 * 4 // isz if long_rows else 1000)), max(W_f, top)))
+    k, tgt = data.draw(st.integers(1, 3)), data.draw(st.sampled_from(sorted(TARGETS)))
+    which = data.draw(st.sampled_from(['entry', 'default', 'f_packing']))
+    dtype, W_out, cap = DTYPES[dt][0], W + 3 - W_f, TARGETS[tgt].sbuf_partition_bytes
+    path = which if which != 'entry' else ('default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing')
+    one = lambda T, p: sum(conv1d_sbuf_bytes(path, N, W_f, W_out, W + 2, T, p, isz).values())
+    if all(one(*program_tiles(C, pid, k)) <= cap for pid in range(k)): return   # it fits: other tests run those
+    img, filt, pad = np.zeros((N, C, 1, W), dtype), np.zeros((C, 1, 1, W_f), dtype), ((0, 0), (1, 1))
+    with pytest.raises(AllocationError) as e:                     # raised before anything is allocated
+        if which == 'entry':
+            simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, img, filt, pad, out_shape=(N, C, 1, W_out), num_programs=k, target=tgt)
+        else:
+            kern = conv1d_depthwise_default if which == 'default' else conv1d_depthwise_f_packing
+            simulate_kernel(kern, img, filt, np.zeros((N, C, 1, W_out), dtype), pad, num_programs=k, target=tgt)
+    msg = str(e.value)
+    assert 'SBUF per partition' in msg, msg
+    alone = max(one(1, False) if C >= 128 else 0, one(0, True) if C % 128 else 0)
+    assert f"one channel tile alone needs {alone} B" in msg, msg
+    if alone > cap: assert 'more programs cannot help' in msg and 'would fit:' not in msg, msg
+    else: assert 'more programs (fewer tiles each) would fit' in msg, msg
+    if which == 'entry':                                          # the plan it points to agrees, and goes further
+        plan = eval(re.search(r"(conv1d_plan\(.*\))\.advice", msg).group(1), {'conv1d_plan': conv1d_plan})
+        assert not plan.fits and plan.advice
+        assert (plan.fixes[0].kind == 'programs') == (alone <= cap)
+        assert all(plan.replan(**f.change).fits for f in plan.fixes)
+
+
+@pytest.mark.parametrize('C,k', [(256, 1), (300, 1), (300, 2), (129, 1)])
+def test_sbuf_error_with_several_tiles_each_too_big_alone(C, k):
+    "Several channel tiles on one program, each too big alone: the message must not advise more programs."
+    img, filt = np.zeros((1, C, 1, 30_000), np.float32), np.zeros((C, 1, 1, 3), np.float32)
+    with pytest.raises(AllocationError) as e:
+        simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, img, filt, ((0, 0), (1, 1)), out_shape=(1, C, 1, 30_000), num_programs=k)
+    assert 'more programs cannot help' in str(e.value) and 'fewer tiles each' not in str(e.value), str(e.value)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
-from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError
+from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError, AllocationError
+from dwlit.memory import MAX_PROGRAMS, TARGETS
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
 from dwlit.conv1d_plan import (dispatch_decision, spmd_tile_table, instruction_free_sizes, sbuf_report, max_W,
                                conv1d_plan)
@@ -108,21 +109,74 @@ def test_sbuf_report_idle_and_bad_plan():
     assert 'DOES NOT FIT' in str(conv1d_plan((1, 512, 1, 20000), (512, 1, 1, 3), ((0, 0), (1, 1))))
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 2000), st.integers(300, 65_536), st.sampled_from([3, 31, 300]), st.integers(1, 4),
-       st.sampled_from(['float32', 'bfloat16']))
-def test_advice_is_the_fewest_programs_that_fit(C, W, W_f, k, dt):
-    "A plan that does not fit names the fewest programs that fit; or says that one tile alone is too big, and it is."
-    plan = conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), num_programs=k, dtype=dt)
+def fits(plan, **change):
+    "Whether `plan`'s call with `change` fits SBUF; a row no partition can hold does not."
+    try: return plan.replan(**change).fits
+    except AllocationError: return False
+
+
+@st.composite
+def too_big(draw):
+    "A 1D call likely not to fit SBUF: up to 40 tiles (or beyond MAX_PROGRAMS), rows up to the longest any partition holds."
+    C = draw(st.one_of(st.integers(1, 5200), st.sampled_from([128, 129, 1024, 1100, 129 * 128]), st.just(600_000)))
+    W_f = draw(st.sampled_from([1, 3, 4, 31, 300, 511]))
+    pad = (draw(st.integers(0, 40)), draw(st.integers(0, 40)))
+    dt = draw(st.sampled_from(['float32', 'bfloat16', 'float16']))
+    top = 2**18 // (4 if dt == 'float32' else 2) - sum(pad)
+    lo = max(1, W_f - sum(pad), 300)
+    W = draw(st.one_of(st.integers(lo, top), st.integers(max(lo, top // 3), top)))   # often one tile alone is too big
+    return (draw(st.integers(1, 3)), C, W, W_f, pad, draw(st.integers(1, 12)), draw(st.sampled_from(['trn1', 'trn2', 'trn3'])), dt)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(too_big())
+def test_following_the_advice_fits_and_is_the_least_change(c):
+    "Every fix, applied, fits; the programs are the fewest and the row the longest; a kind left out does not fit."
+    N, C, W, W_f, pad, k, tgt, dt = c
+    plan = conv1d_plan((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), pad), k, tgt, dt)
     if plan.fits:
-        assert plan.advice == ''
+        assert plan.advice == '' and plan.fixes == []
         return
-    m = re.match(r"(\d+) programs would fit", plan.advice)
-    if m:
-        n = int(m.group(1))
-        assert n > k and conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), n, dtype=dt).fits
-        assert not conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), n - 1, dtype=dt).fits
-    else:
-        assert 'more programs cannot help' in plan.advice
-        tiles = -(-C // 128)
-        assert not conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), tiles, dtype=dt).fits
+    T, fx = -(-C // 128), {f.kind: f.change for f in plan.fixes}
+    most = max(k, min(T, MAX_PROGRAMS))                           # the most programs that can help
+    kinds = [f.kind for f in plan.fixes if f.kind != 'target'] + [f.change['target'] for f in plan.fixes if f.kind == 'target']
+    assert plan.advice and len(set(kinds)) == len(kinds)          # at most one fix of each kind (and per target)
+    for f in plan.fixes:
+        assert fits(plan, **f.change), f                          # following the advice fits
+        assert f.change.get('num_programs', k) > k or 'num_programs' not in f.change
+        n = f.change.get('num_programs', k)                       # ... on the fewest programs for that change
+        rest = {a: v for a, v in f.change.items() if a != 'num_programs'}
+        assert n == k or not fits(plan, **rest, num_programs=n - 1), f
+    if 'programs' in fx:                                          # one tile alone fits: only more programs
+        assert list(fx) == ['programs'] and re.match(r"[\d,]+ programs \(at most \d+ channel tile\(s\) each\) would fit", plan.advice)
+        n = fx['programs']['num_programs']
+        assert all(not fits(plan, num_programs=j) for j in range(k, n)[-10:])   # no fewer programs fit
+        return
+    assert not fits(plan, num_programs=most)                      # more programs cannot help
+    assert ('one channel tile alone needs' if -(-T // most) == 1 else 'even 4,096 programs') in plan.advice
+    assert not re.match(r"[\d,]+ programs", plan.advice)           # the advice does not start with more programs
+    if 'row' in fx:                                               # the longest row: one more does not fit anywhere
+        w = fx['row']['W']
+        assert w < W and not fits(plan, W=w + 1, num_programs=most) and f"W={w:,}" in plan.advice
+    else:                                                         # no row fits: not even the shortest
+        assert not fits(plan, W=max(1, W_f - sum(pad)), num_programs=most)
+    if dt == 'float32': assert ('dtype' in fx) == fits(plan, dtype='bfloat16', num_programs=most)
+    else: assert 'dtype' not in fx
+    targets = {f.change['target'] for f in plan.fixes if f.kind == 'target'}
+    assert targets == {t for t in TARGETS if t != tgt and fits(plan, target=t, num_programs=most)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3000), st.sampled_from([1, 3, 31, 511]), st.integers(0, 300), st.integers(1, 8),
+       st.sampled_from(['trn1', 'trn3']), st.sampled_from(['float32', 'bfloat16']))
+def test_a_row_longer_than_any_partition_names_the_longest_that_fits(C, W_f, p, k, tgt, dt):
+    "The planner refuses a row no SBUF partition holds, and names the longest that fits, on the fewest programs."
+    W = 2**18 // (4 if dt == 'float32' else 2) - 2 * p + 1       # one element more than trn3's partition holds
+    with pytest.raises(AllocationError, match="more than any target has") as e:
+        conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (p, p)), k, tgt, dt)
+    m = re.search(rf"the longest that fits {tgt} in {dt} is W=([\d,]+)(?:, with ([\d,]+) programs)?$", str(e.value))
+    assert m, str(e.value)
+    w, n = int(m.group(1).replace(',', '')), int((m.group(2) or str(k)).replace(',', ''))
+    plan = lambda W, n: conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (p, p)), n, tgt, dt)
+    assert plan(w, n).fits and not plan(w + 1, max(n, min(-(-C // 128), MAX_PROGRAMS))).fits
+    assert n == k or not plan(w, n - 1).fits
