@@ -318,10 +318,8 @@ def test_zero_size_dimensions_are_named_as_given(arg, axis, kern):
         fn = lambda: kern(a['img'], a['filter'], a['out'], ((0, 0), (1, 1)))
     kind, r = outcome(fn)
     assert kind == 'error', r
-    if arg == 'out_shape': names(r, 'out_shape')                  # the kernel's own check of the shape it is given
-    else:                                                         # the launcher refuses an empty array as it is passed
-        names(r, f"{arg} must have at least one axis and at least one element in every axis")
-        assert f"got shape {tuple(shapes[arg])}: axis {axis} is empty" in str(r), str(r)
+    # the launcher moves an empty array as it is; the kernel's own checks name the argument's shape
+    names(r, {'img': 'img.shape', 'filter': 'filter.shape', 'out': 'out.shape', 'out_shape': 'out_shape'}[arg])
     assert '_sbuf' not in str(r) and 'img_full' not in str(r), str(r)
 
 
