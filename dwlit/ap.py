@@ -55,7 +55,10 @@ class View:
         "A NumPy-style slice of the view (ints, slices, one `...`), as a `View` of the same tensor."
         if self.tensor.buffer.on_chip: _keep_partition_axis(self.tensor, idx)
         _slice_pattern(self.shape, idx, self)       # only to check the index: the view is NumPy's
-        return _view_of(self.tensor, self.array[idx])
+        arr = self.array[idx]
+        if arr.__class__ is not np.ndarray:         # an integer on every axis: NumPy gives the element, not a view of it
+            arr = self.array[(idx if idx.__class__ is tuple else (idx,)) + (Ellipsis,)]   # `...` makes it a 0-d view
+        return _view_of(self.tensor, arr)
 
     def __repr__(self):
         return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
