@@ -182,7 +182,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/dwlit', 'doc_host': 'https
                             'dwlit.cost.dma_runs': ('cost_model.html#dma_runs', 'dwlit/cost.py'),
                             'dwlit.cost.dtype_bytes': ('cost_model.html#dtype_bytes', 'dwlit/cost.py'),
                             'dwlit.cost.instruction_cost': ('cost_model.html#instruction_cost', 'dwlit/cost.py'),
-                            'dwlit.cost.operand_dtypes': ('cost_model.html#operand_dtypes', 'dwlit/cost.py'),
                             'dwlit.cost.pe_cycles': ('cost_model.html#pe_cycles', 'dwlit/cost.py'),
                             'dwlit.cost.pe_tflops': ('cost_model.html#pe_tflops', 'dwlit/cost.py'),
                             'dwlit.cost.plot_gantt': ('cost_model.html#plot_gantt', 'dwlit/cost.py'),

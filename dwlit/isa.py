@@ -41,6 +41,13 @@ OPS = {o.name: o for o in (multiply, add, subtract, maximum, minimum)}
 ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')
 PE_ARRAY = 'Tensor'   # the engine that owns the systolic PE array
 
+_dtype_names = {}   # NumPy builds dtype.name in Python on every access (microseconds): remembered per dtype
+
+def _dtype_name(dt) -> str:
+    n = _dtype_names.get(dt)
+    if n is None: n = _dtype_names[dt] = dt.name
+    return n
+
 @dataclass(frozen=True)
 class Access:
     "One operand of an instruction: which tensor, where it lives, the pattern and the address range it covers."
@@ -51,6 +58,7 @@ class Access:
     offset: int
     lo: int
     hi: int
+    dtype: str           # the tensor's element type, e.g. 'bfloat16' (an operand's own, not the instruction's)
     def __str__(self): return f"{self.tensor}[{self.buffer}]{[list(p) for p in self.pattern]}+{self.offset}"
 
 def _access(v: View) -> Access:
@@ -61,7 +69,7 @@ def _access(v: View) -> Access:
     a = c.get(key)
     if a is None:
         lo, hi = _extent(v.pattern)
-        a = Access(t.name, t.id, t.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi)
+        a = Access(t.name, t.id, t.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi, _dtype_name(t.dtype))
         if len(c) < CACHE_SIZE: c[key] = a
     return a
 
@@ -112,13 +120,6 @@ def trace():
     tr = Trace(); _traces.append(tr)
     try: yield tr
     finally: _traces.remove(tr)
-
-_dtype_names = {}   # NumPy builds dtype.name in Python on every access (microseconds): remembered per dtype
-
-def _dtype_name(dt) -> str:
-    n = _dtype_names.get(dt)
-    if n is None: n = _dtype_names[dt] = dt.name
-    return n
 
 def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
     if not _traces: return
@@ -324,6 +325,11 @@ def tensor_copy(dst, src, engine='Vector'):
         raise SimulatorError(f"{name}: elements per partition differ: dst {dst.free_size}, src {src.free_size}")
     if engine not in ENGINES_FOR_COPY:
         raise SimulatorError(f"{name}: engine must be one of {ENGINES_FOR_COPY}, got engine={engine!r}")
+    if engine == 'GpSimd':                       # the trn1 architecture guide: GpSimd reaches SBUF, never PSUM
+        for k, v in (('dst', dst), ('src', src)):
+            if v.buffer is psum:
+                raise SimulatorError(f"{name}: {k} {v!r} is in PSUM, which the GpSimd engine cannot access; "
+                                     f"copy it with engine='Vector' or engine='Scalar'")
     _no_self_overlap(dst, name)
     _store(dst, _fp32(src) if src.tensor is not dst.tensor else _fp32(src).copy())
     _record(name, engine, dst, (src,), dst.partitions, src.free_size)
@@ -366,6 +372,9 @@ def nc_transpose(dst, data):
     name = 'nc_transpose'
     dst, data = _view(dst, name, 'dst'), _view(data, name, 'data')
     _on_chip(data, name, 'data')
+    if data.buffer is not sbuf:                  # the ISA reference: the PE array reads its input from SBUF
+        raise SimulatorError(f"{name}: data {data!r} must be in SBUF (the PE array reads its input from SBUF), "
+                             f"got {data.buffer.name}")
     if dst.buffer is not psum: raise SimulatorError(f"{name}: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
     if len(data.shape) != 2 or dst.shape != data.shape[::-1]:
         raise SimulatorError(f"{name}: data must be 2-D and dst its transpose, got {data.shape} -> {dst.shape}")
