@@ -1,7 +1,7 @@
 """Same results, same traces, same errors: dump what a dwlit package does on many generated cases, or compare two dumps.
 
     python bench/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120]
-    python bench/equiv.py compare A.pkl B.pkl
+    python bench/equiv.py compare A.pkl B.pkl [--expect REGEX]
 
 A change to how the simulator executes (issue 11, section 3) must leave every result and every trace exactly as they
 were. `dump` runs generated cases through the package (the installed one, or the one in DIR with `--impl`) and keeps,
@@ -16,7 +16,8 @@ fp16, bf16); single instructions on random windows, broadcasts, in-place and str
 intrinsic (copies, transposes, matmuls, DMAs, fills) with good and bad operands; generated bad patterns, offsets and
 indexes, each tried twice after a good one (a remembered pattern must never turn a bad call into a good one, nor
 change a good one); and launches (what a kernel returns, which arguments become tensors, the launcher's own checks).
-`compare` exits 1 and shows the first differences if any case differs.
+`compare` exits 1 and shows the first differences if any case differs; with `--expect REGEX`, a case whose first
+difference is a call the new code refuses with a message matching REGEX (a deliberate new rule) is counted apart.
 """
 import hashlib, os, pickle, re, sys
 if os.environ.get('PYTHONHASHSEED') != '0':   # a set of strings prints in hash order: the same order in every dump
@@ -451,10 +452,24 @@ def dump(path, counts, seed=12345):
           f"{sum(r[0] == 'error' for r in res.values())} errors; {n_rec} trace records")
 
 
-def compare(a, b, show=10):
+def _expected(x, y, expect) -> bool:
+    "True if case result `y` first departs from `x` with an error whose message matches regex `expect` (a new rule)."
+    if not expect: return False
+    if y[0] == 'error': return x[:3] != y[:3] and re.search(expect, y[2]) is not None
+    items = lambda r: r[1][1] if r[0] == 'ok' and isinstance(r[1], tuple) and r[1][:1] == ('list',) else None
+    u, v = items(x), items(y)
+    if u is None or v is None: return False
+    first = next((i for i, (p, q) in enumerate(zip(u, v)) if p != q), None)
+    return first is not None and v[first][0] == 'error' and re.search(expect, v[first][2]) is not None
+
+
+def compare(a, b, show=10, expect=None):
     A, B = (pickle.load(open(p, 'rb')) for p in (a, b))
     assert A.keys() == B.keys(), "different case lists"
-    bad = [k for k in A if A[k] != B[k]]
+    differ = [k for k in A if A[k] != B[k]]
+    expected = [k for k in differ if _expected(A[k], B[k], expect)]
+    bad = [k for k in differ if k not in expected]
+    if expected: print(f"{len(expected)} cases differ only from a call the new rules refuse ({expect!r}), as they should")
     for k in bad[:show]:
         print('DIFFERS:', k)
         x, y = A[k], B[k]
@@ -468,7 +483,8 @@ def compare(a, b, show=10):
                 if r1 != r2: print('   first differing record:\n    ', r1, '\n    ', r2); break
         else: print('  ', x[1:3], '\n  ', y[1:3])
     n_rec = sum(len(r[2]) if r[0] == 'ok' else len(r[3]) for r in A.values())
-    print(f"{len(A)} cases ({n_rec} trace records) compared: {len(A) - len(bad)} identical, {len(bad)} differ")
+    print(f"{len(A)} cases ({n_rec} trace records) compared: {len(A) - len(differ)} identical, "
+          + (f"{len(expected)} differ by the expected refusals only, " if expect else '') + f"{len(bad)} differ")
     return not bad
 
 
@@ -478,4 +494,5 @@ if __name__ == '__main__':
         counts = {k: int(given.get(k, v)) for k, v in DEFAULT.items()}
         dump(sys.argv[2], counts, int(sys.argv[sys.argv.index('--seed') + 1]) if '--seed' in sys.argv else 12345)
     else:
-        sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
+        expect = sys.argv[sys.argv.index('--expect') + 1] if '--expect' in sys.argv else None
+        sys.exit(0 if compare(sys.argv[2], sys.argv[3], expect=expect) else 1)

@@ -123,36 +123,11 @@ def _rule(tensor, pattern, pairs) -> tuple:
     ps_, pn = pairs[0]
     if pn < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
     d = ps_ * (pn - 1)
-    ps = tensor.storage.size // tensor.shape[0] if tensor.buffer.on_chip else 0   # elements per partition (0: off chip)
-    isz = tensor.storage.itemsize
-    return (lo, hi, lo + min(d, 0), hi + max(d, 0), ps, pn > 1 and ps_ != ps,
-            tuple([n for _, n in pairs]), tuple([s * isz for s, _ in pairs]))
-
-def _checked_view(tensor, pattern, pairs, off) -> View:
-    "The view `pairs` names at offset `off`, or its AccessPatternError: the pattern's rule remembered, `off` checked."
-    rules = tensor.__dict__.get('_rules') or _cache(tensor, '_rules')
-    r = rules.get(pairs)
-    if r is None:
-        r = _rule(tensor, pattern, pairs)
-        if len(rules) < CACHE_SIZE: rules[pairs] = r
-    lo, hi, tlo, thi, ps, bad_step, shape, strides = r
     st = tensor.storage
-    if off + tlo < 0 or off + thi >= st.size:
-        raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)} reaches addresses {off + tlo}..{off + thi}, "
-                                 f"but the buffer holds addresses 0..{st.size - 1}")
-    if ps:                                               # on chip: each partition is a separate memory
-        if bad_step:
-            raise AccessPatternError(f"{_where(tensor, pairs, off)}: the first pair walks partitions, so its step "
-                                     f"must be the partition size {ps}, got step {pairs[0][0]}")
-        start = off % ps
-        if start + lo < 0 or start + hi >= ps:
-            raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)}: the free-dimension walk covers "
-                                     f"elements {start + lo}..{start + hi} of a partition that holds 0..{ps - 1}")
-    try: arr = np.ndarray(shape, st.dtype, st, off * st.itemsize, strides)   # a view on the same memory: no copy
-    except ValueError:   # NumPy cannot index this many elements, even as a view (e.g. a step-0 pair of 2**62)
-        raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(shape):,} "
-                                 f"elements, more than NumPy can index") from None
-    return View(tensor, pairs, off, arr)
+    ps = st.size // tensor.shape[0] if tensor.buffer.on_chip else 0   # elements per partition (0: off chip)
+    tlo, thi = lo + min(d, 0), hi + max(d, 0)            # the whole walk's extent
+    return (-tlo, st.size - 1 - thi, lo, hi, tlo, thi, ps, pn > 1 and ps_ != ps,   # offsets first..last pass the buffer
+            tuple([n for _, n in pairs]), tuple([s * st.itemsize for s, _ in pairs]), st.dtype, st.itemsize)
 
 def make_view(tensor: Tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` ([[step, num], ...], outermost first) at `offset`; bounds-checked."
@@ -162,7 +137,28 @@ def make_view(tensor: Tensor, pattern, offset=0) -> View:
         try: off = _int_of(offset)
         except TypeError: off = -1
     if off < 0: raise _bad_form(tensor, pattern, f"offset must be an integer >= 0, got offset={offset!r}")
-    return _checked_view(tensor, pattern, pairs, off)
+    rules = tensor.__dict__.get('_rules') or _cache(tensor, '_rules')
+    r = rules.get(pairs)
+    if r is None:                                        # a pattern this tensor has not seen: work its rule out
+        r = _rule(tensor, pattern, pairs)
+        if len(rules) < CACHE_SIZE: rules[pairs] = r
+    first, last, lo, hi, tlo, thi, ps, bad_step, shape, strides, dtype, isz = r
+    if off < first or off > last:
+        raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)} reaches addresses {off + tlo}..{off + thi}, "
+                                 f"but the buffer holds addresses 0..{tensor.storage.size - 1}")
+    if ps:                                               # on chip: each partition is a separate memory
+        if bad_step:
+            raise AccessPatternError(f"{_where(tensor, pairs, off)}: the first pair walks partitions, so its step "
+                                     f"must be the partition size {ps}, got step {pairs[0][0]}")
+        start = off % ps
+        if start + lo < 0 or start + hi >= ps:
+            raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)}: the free-dimension walk covers "
+                                     f"elements {start + lo}..{start + hi} of a partition that holds 0..{ps - 1}")
+    try: arr = np.ndarray(shape, dtype, tensor.storage, off * isz, strides)   # a view on the same memory: no copy
+    except ValueError:   # NumPy cannot index this many elements, even as a view (e.g. a step-0 pair of 2**62)
+        raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(shape):,} "
+                                 f"elements, more than NumPy can index") from None
+    return View(tensor, pairs, off, arr)
 
 def _view_of(tensor, arr) -> View:
     "The `View` of a NumPy view `arr` of `tensor.storage` (from basic slicing), with its pattern read off its strides."
@@ -172,9 +168,7 @@ def _view_of(tensor, arr) -> View:
     return make_view(tensor, [[s // isz, n] for s, n in zip(arr.strides, arr.shape)], offset)
 
 # %% ../nbs/02_access_patterns.ipynb #391fe47a
-def _tensor_ap(self, pattern, offset=0) -> View:
-    "This tensor seen through access pattern `pattern` at `offset` (no copy)."
-    return make_view(self, pattern, offset)
+_tensor_ap = make_view   # `t.ap(pattern, offset)`: this tensor seen through `pattern` at `offset` (no copy)
 
 def _what(x) -> str:
     "How an indexing error names what was indexed: a tensor with its shape, or a view."
@@ -253,11 +247,11 @@ def _tensor_getitem(self, idx) -> View:
     slices = self.__dict__.get('_slices') or _cache(self, '_slices')
     hit = slices.get(key)        # this index named this pattern and offset before, and they passed every check
     if hit is not None:
-        pairs, off, shape, strides = hit
-        st = self.storage
-        return View(self, pairs, off, np.ndarray(shape, st.dtype, st, off * st.itemsize, strides))
+        pairs, off, shape, dtype, boff, strides = hit
+        return View(self, pairs, off, np.ndarray(shape, dtype, self.storage, boff, strides))
     v = _tensor_getitem_checked(self, idx)
-    if len(slices) < CACHE_SIZE: slices[key] = (v.pattern, v.offset, v.array.shape, v.array.strides)
+    a = v.array
+    if len(slices) < CACHE_SIZE: slices[key] = (v.pattern, v.offset, a.shape, a.dtype, v.offset * a.itemsize, a.strides)
     return v
 
 def _tensor_getitem_checked(self, idx) -> View:
