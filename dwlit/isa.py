@@ -569,7 +569,7 @@ def plot_trace(tr: Trace, ax=None, title=None, fontsize=7):
     programs = sorted({i.program_id for i in tr.instructions})
     if len(programs) > 1:   # the colour key, beside the axes (off the boxes)
         ax.legend(handles=[mpatches.Patch(color=cmap(p % 10), label=f'program {p}') for p in programs[:10]],
-                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), title='colour', title_fontsize=7)
+                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1))
     return ax
 
 # %% ../nbs/03_instructions.ipynb #6fcac2b7
