@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
-                      row, detail, profile)
+                      row, detail, profile, targets, FLOOR_NOTE)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
 
@@ -165,7 +165,8 @@ def run_shape(sh, dtype, repeat, prof):
     counts = tr.counts()
     extra = {f'{k} (once)': v for k, v in slow.items()}
     line = row(label, t['sim'], tdir[best], t['replay'], best)
-    more = (detail(tdir, extra, t) + f"\n    {len(tr)} instructions: " +
+    more = (targets(t['sim'], tdir[best], t['replay']) + '\n' + detail(tdir, extra, t) +
+            f"\n    {len(tr)} instructions: " +
             ', '.join(f"{k} {v}" for k, v in counts.items()))
     return line, more
 
@@ -198,6 +199,7 @@ def main(shapes=None, argv=None):
         line, more = run_shape(sh, dtype, a.repeat, a.profile)
         print(line, flush=True)
         if more: print(more, flush=True)
+    print(FLOOR_NOTE)
     print(f"load average at the end: {load_avg():.1f}")
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
-                      row, detail, profile)
+                      row, detail, profile, targets, FLOOR_NOTE)
 from dwlit import SimulatorError
 from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
@@ -193,7 +193,8 @@ def run_shape(sh, dtype, repeat, prof):
     if best_dense and best_dense != best:
         lines.append(row('  same, vs the fastest dense NumPy', t['sim'], tdir[best_dense], t['replay'], best_dense))
     extra = {f'{k} (once)': v for k, v in slow.items()}
-    more = (detail(tdir, extra, t) + f"\n    {len(tr)} instructions: " +
+    more = (targets(t['sim'], tdir[best], t['replay']) + '\n' + detail(tdir, extra, t) +
+            f"\n    {len(tr)} instructions: " +
             ', '.join(f"{k} {v}" for k, v in tr.counts().items()))
     return '\n'.join(lines), more
 
@@ -225,6 +226,7 @@ def main(shapes=None, argv=None):
         line, more = run_shape(sh, dtype, a.repeat, a.profile)
         print(line, flush=True)
         if more: print(more, flush=True)
+    print(FLOOR_NOTE)
     print(f"load average at the end: {load_avg():.1f}")
 
 

@@ -234,6 +234,33 @@ def row(label, t_sim, t_dir, t_rep, best):
             f"{ratio(t_sim, t_rep):>10.2f}x{ratio(t_rep, t_dir):>13.2f}x  {best}")
 
 
+TARGET_REPLAY, TARGET_DIRECT = 1.25, 2.0   # issue 11: at most 1.25x the replay, at most 2x the fastest direct NumPy
+
+
+def targets(t_sim, t_dir, t_rep) -> str:
+    "One line: each target of issue 11, met or not, and for the direct-NumPy one whether the floor itself allows it."
+    sr, sd, rd = ratio(t_sim, t_rep), ratio(t_sim, t_dir), ratio(t_rep, t_dir)
+    a = f"sim/replay {sr:.2f}x {'<=' if sr <= TARGET_REPLAY else '>'} {TARGET_REPLAY}x: {'met' if sr <= TARGET_REPLAY else 'NOT met'}"
+    if sd <= TARGET_DIRECT: b = f"sim/direct {sd:.2f}x <= {TARGET_DIRECT:g}x: met"
+    elif rd > TARGET_DIRECT: b = (f"sim/direct {sd:.2f}x > {TARGET_DIRECT:g}x: out of reach, the replay alone is "
+                                  f"{rd:.2f}x (see the note on the floor)")
+    else: b = f"sim/direct {sd:.2f}x > {TARGET_DIRECT:g}x: NOT met, though the replay ({rd:.2f}x) leaves room"
+    return f"    targets: {a}; {b}"
+
+
+FLOOR_NOTE = """\
+Why at most 2x the fastest direct NumPy is out of reach where the targets line says so: the replay column is the
+kernel's own instruction stream run as bare NumPy calls, one per instruction, on views made beforehand, with no checks
+and no Python in between. The simulator runs that same stream and must give the same bits, so it cannot be faster than
+its replay: where the replay alone takes more than twice the fastest direct NumPy (replay/direct > 2x), so does the
+simulator, however little its checks cost. Nor would a cleverer replay get there: on the default shapes, `python
+bench/floor.py` times every other NumPy layout of the multiplies (a product is the same whatever the order) and every
+other formulation of the reduces, and only the simulator's own reduce (a matmul with a vector of ones, which BLAS sums
+in its own order) gives the same bits; with the fastest of each, the stream still takes more than 2x. Reaching 2x would
+mean changing results: a fixed summation order for tensor_reduce, and an executor that fuses each multiply with its
+reduce instead of running one NumPy call per instruction."""
+
+
 def detail(variants: dict, extra: dict, t: dict) -> str:
     "Two more lines: every direct variant's median (and those timed once), and the launch's own allocations."
     parts = [f"{k} {med(v) * 1e3:.1f}" for k, v in sorted(variants.items(), key=lambda kv: med(kv[1]))]

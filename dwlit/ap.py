@@ -12,7 +12,7 @@ from .memory import *
 from .memory import Tensor, AccessPatternError, SimulatorError, SimulatorTypeError, MAX_HBM_BYTES
 
 # %% auto #0
-__all__ = ['View', 'make_view', 'full_view', 'touch_counts', 'show_touches', 'ap_explorer']
+__all__ = ['CACHE_SIZE', 'View', 'make_view', 'full_view', 'touch_counts', 'show_touches', 'ap_explorer']
 
 # %% ../nbs/02_access_patterns.ipynb #dec239b3
 class View:
@@ -55,7 +55,10 @@ class View:
         "A NumPy-style slice of the view (ints, slices, one `...`), as a `View` of the same tensor."
         if self.tensor.buffer.on_chip: _keep_partition_axis(self.tensor, idx)
         _slice_pattern(self.shape, idx, self)       # only to check the index: the view is NumPy's
-        return _view_of(self.tensor, self.array[idx])
+        arr = self.array[idx]
+        if arr.__class__ is not np.ndarray:         # an integer on every axis: NumPy gives the element, not a view of it
+            arr = self.array[(idx if idx.__class__ is tuple else (idx,)) + (Ellipsis,)]   # `...` makes it a 0-d view
+        return _view_of(self.tensor, arr)
 
     def __repr__(self):
         return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
@@ -85,8 +88,8 @@ def _int_of(x) -> int:
     if isinstance(x, (bool, np.bool_)): raise TypeError("a bool is not a step or a num")
     return operator.index(x)
 
-def _pairs(tensor, pattern) -> list:
-    "`pattern` as a list of (step, num) int pairs; sets, dicts, bools and other kinds are refused."
+def _pairs(tensor, pattern) -> tuple:
+    "`pattern` as a tuple of (step, num) int pairs; sets, dicts, bools and other kinds are refused."
     if pattern.__class__ is not list and not isinstance(pattern, (list, tuple, np.ndarray)):
         raise _bad_form(tensor, pattern, _FORM)
     pairs = []
@@ -98,7 +101,33 @@ def _pairs(tensor, pattern) -> list:
             pairs.append((s, n) if s.__class__ is int and n.__class__ is int else (_int_of(s), _int_of(n)))
     except (TypeError, ValueError): raise _bad_form(tensor, pattern, _FORM) from None
     if not pairs: raise _bad_form(tensor, pattern, _FORM)
-    return pairs
+    return tuple(pairs)
+
+CACHE_SIZE = 4096   # patterns (and indexes) one tensor remembers as checked; a kernel's loop uses a handful
+
+def _cache(tensor, name) -> dict:
+    "A dict kept on `tensor` under `name`; it holds plain values, never the tensor, so nothing delays its release."
+    d = tensor.__dict__
+    c = d.get(name)
+    if c is None: c = d[name] = {}
+    return c
+
+def _rule(tensor, pattern, pairs) -> tuple:
+    "What `pairs` allows on `tensor` at any offset: its extents, the partition rule, the view's shape and byte strides."
+    lo = hi = 0
+    for s, n in pairs[1:]:                               # the free pairs' extent
+        if n < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
+        d = s * (n - 1)
+        if d < 0: lo += d
+        else: hi += d
+    ps_, pn = pairs[0]
+    if pn < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
+    d = ps_ * (pn - 1)
+    st = tensor.storage
+    ps = st.size // tensor.shape[0] if tensor.buffer.on_chip else 0   # elements per partition (0: off chip)
+    tlo, thi = lo + min(d, 0), hi + max(d, 0)            # the whole walk's extent
+    return (-tlo, st.size - 1 - thi, lo, hi, tlo, thi, ps, pn > 1 and ps_ != ps,   # offsets first..last pass the buffer
+            tuple([n for _, n in pairs]), tuple([s * st.itemsize for s, _ in pairs]), st.dtype, st.itemsize)
 
 def make_view(tensor: Tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` ([[step, num], ...], outermost first) at `offset`; bounds-checked."
@@ -108,35 +137,28 @@ def make_view(tensor: Tensor, pattern, offset=0) -> View:
         try: off = _int_of(offset)
         except TypeError: off = -1
     if off < 0: raise _bad_form(tensor, pattern, f"offset must be an integer >= 0, got offset={offset!r}")
-    lo = hi = 0
-    for s, n in pairs[1:]:                               # the free pairs' extent
-        if n < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
-        d = s * (n - 1)
-        if d < 0: lo += d
-        else: hi += d
-    (ps_, pn), st = pairs[0], tensor.storage
-    if pn < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
-    d = ps_ * (pn - 1)
-    tlo, thi = off + lo + min(d, 0), off + hi + max(d, 0)
-    if tlo < 0 or thi >= st.size:
-        raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)} reaches addresses {tlo}..{thi}, "
-                                 f"but the buffer holds addresses 0..{st.size - 1}")
-    if tensor.buffer.on_chip:
-        ps = st.size // tensor.shape[0]                  # elements per partition
-        if pn > 1 and ps_ != ps:
+    rules = tensor.__dict__.get('_rules') or _cache(tensor, '_rules')
+    r = rules.get(pairs)
+    if r is None:                                        # a pattern this tensor has not seen: work its rule out
+        r = _rule(tensor, pattern, pairs)
+        if len(rules) < CACHE_SIZE: rules[pairs] = r
+    first, last, lo, hi, tlo, thi, ps, bad_step, shape, strides, dtype, isz = r
+    if off < first or off > last:
+        raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)} reaches addresses {off + tlo}..{off + thi}, "
+                                 f"but the buffer holds addresses 0..{tensor.storage.size - 1}")
+    if ps:                                               # on chip: each partition is a separate memory
+        if bad_step:
             raise AccessPatternError(f"{_where(tensor, pairs, off)}: the first pair walks partitions, so its step "
-                                     f"must be the partition size {ps}, got step {ps_}")
+                                     f"must be the partition size {ps}, got step {pairs[0][0]}")
         start = off % ps
         if start + lo < 0 or start + hi >= ps:
             raise AccessPatternError(f"out of bounds: {_where(tensor, pairs, off)}: the free-dimension walk covers "
                                      f"elements {start + lo}..{start + hi} of a partition that holds 0..{ps - 1}")
-    isz = st.itemsize
-    try: arr = np.ndarray(tuple([n for _, n in pairs]), st.dtype, st, off * isz,
-                          tuple([s * isz for s, _ in pairs]))  # a view on the same memory: no copy
+    try: arr = np.ndarray(shape, dtype, tensor.storage, off * isz, strides)   # a view on the same memory: no copy
     except ValueError:   # NumPy cannot index this many elements, even as a view (e.g. a step-0 pair of 2**62)
-        raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(n for _, n in pairs):,} "
+        raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(shape):,} "
                                  f"elements, more than NumPy can index") from None
-    return View(tensor, tuple(pairs), off, arr)
+    return View(tensor, pairs, off, arr)
 
 def _view_of(tensor, arr) -> View:
     "The `View` of a NumPy view `arr` of `tensor.storage` (from basic slicing), with its pattern read off its strides."
@@ -146,9 +168,7 @@ def _view_of(tensor, arr) -> View:
     return make_view(tensor, [[s // isz, n] for s, n in zip(arr.strides, arr.shape)], offset)
 
 # %% ../nbs/02_access_patterns.ipynb #391fe47a
-def _tensor_ap(self, pattern, offset=0) -> View:
-    "This tensor seen through access pattern `pattern` at `offset` (no copy)."
-    return make_view(self, pattern, offset)
+_tensor_ap = make_view   # `t.ap(pattern, offset)`: this tensor seen through `pattern` at `offset` (no copy)
 
 def _what(x) -> str:
     "How an indexing error names what was indexed: a tensor with its shape, or a view."
@@ -206,15 +226,52 @@ def _keep_partition_axis(tensor, idx):
         raise AccessPatternError(f"tensor {tensor.name!r} is in {tensor.buffer.name}: index its partition axis with a "
                                  f"slice (e.g. t[0:1]), not {first!r}, so the partition axis stays first")
 
+def _index_key(idx):
+    "A hashable key for an index made only of ints and slices of ints or None (exact types), else None."
+    key = []
+    for i in (idx if idx.__class__ is tuple else (idx,)):
+        c = i.__class__
+        if c is slice:
+            a, b, s = i.start, i.stop, i.step
+            if not ((a is None or a.__class__ is int) and (b is None or b.__class__ is int)
+                    and (s is None or s.__class__ is int)): return None
+            key.append((a, b, s))
+        elif c is int: key.append(i)
+        else: return None
+    return tuple(key)
+
 def _tensor_getitem(self, idx) -> View:
-    "A NumPy-style slice of the tensor, as a `View` (the pattern is computed from the index, no NumPy call)."
+    "A NumPy-style slice of the tensor, as a `View`; an index of ints and int slices is worked out once per tensor."
+    key = _index_key(idx)
+    if key is None: return _tensor_getitem_checked(self, idx)
+    slices = self.__dict__.get('_slices') or _cache(self, '_slices')
+    hit = slices.get(key)        # this index named this pattern and offset before, and they passed every check
+    if hit is not None:
+        pairs, off, shape, dtype, boff, strides = hit
+        return View(self, pairs, off, np.ndarray(shape, dtype, self.storage, boff, strides))
+    v = _tensor_getitem_checked(self, idx)
+    a = v.array
+    if len(slices) < CACHE_SIZE: slices[key] = (v.pattern, v.offset, a.shape, a.dtype, v.offset * a.itemsize, a.strides)
+    return v
+
+def _tensor_getitem_checked(self, idx) -> View:
+    "`_tensor_getitem` from scratch: the partition-axis rule, then the pattern of a basic index."
     if self.buffer.on_chip: _keep_partition_axis(self, idx)
     return make_view(self, *_slice_pattern(self.shape, idx, self))
+
+def _bind_to_tensor():
+    "Make `Tensor.ap` and slicing call this module's functions directly (the memory chapter's methods import it per call)."
+    import dwlit.ap as m   # the package's module, even when these cells run in a notebook: one View class everywhere
+    Tensor.ap, Tensor.__getitem__ = m._tensor_ap, m._tensor_getitem
+
+_bind_to_tensor()
 
 def full_view(t) -> View:
     "The whole of `t` as a `View` (views pass through)."
     if isinstance(t, View): return t
-    return make_view(t, [[int(np.prod(t.shape[i + 1:], dtype=np.int64)), n] for i, n in enumerate(t.shape)], 0)
+    pattern, step = [], 1
+    for n in reversed(t.shape): pattern.append([step, n]); step *= n   # row-major: the last axis has step 1
+    return make_view(t, pattern[::-1], 0)
 
 # %% ../nbs/02_access_patterns.ipynb #08932c3d
 def touch_counts(view: View) -> np.ndarray:

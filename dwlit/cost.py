@@ -15,8 +15,8 @@ from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
 
 # %% auto #0
 __all__ = ['COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops',
-           'operand_dtypes', 'contiguous_run', 'dma_runs', 'vector_cycles', 'pe_cycles', 'Cost', 'dma_lanes',
-           'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
+           'contiguous_run', 'dma_runs', 'vector_cycles', 'pe_cycles', 'Cost', 'dma_lanes', 'instruction_cost', 'Slot',
+           'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
 
 # %% ../nbs/11_cost_model.ipynb #caedc971
 @dataclass(frozen=True)
@@ -81,13 +81,9 @@ def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
 VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy')
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
-def operand_dtypes(instructions) -> dict:
-    "{tensor id: dtype name} for every tensor the instructions write (a trace records destination dtypes)."
-    return {i.dst.tensor_id: i.dtype for i in instructions}
-
-def _bytes_of(acc: Access, ins: Instruction, dtypes) -> int:
-    "Bytes per element of operand `acc`: its writer's dtype if known, else the instruction's."
-    return dtype_bytes((dtypes or {}).get(acc.tensor_id, ins.dtype))
+def _bytes_of(acc: Access) -> int:
+    "Bytes per element of operand `acc` (its tensor's dtype, which the trace records with every operand)."
+    return dtype_bytes(acc.dtype)
 
 def _free_dims(acc: Access) -> list:
     "The (step, num) pairs of `acc` with more than one element, without the partition axis of an on-chip tensor."
@@ -110,10 +106,10 @@ def dma_runs(ins: Instruction) -> int:
     return total // a + total // b - total // math.lcm(a, b)
 
 # %% ../nbs/11_cost_model.ipynb #e56e782c
-def vector_cycles(ins: Instruction, model: CostModel, dtypes=None) -> float:
+def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
     ops = (ins.dst,) + tuple(ins.srcs)
-    nbytes = max(_bytes_of(a, ins, dtypes) for a in ops)                  # the widest operand sets the rate
+    nbytes = max(_bytes_of(a) for a in ops)                  # the widest operand sets the rate
     n = ins.free_elems
     if model.vector_rates == 'widths' or model.vector_elems_per_cycle[2] == model.partitions:
         c = n / model.lanes(nbytes)
@@ -125,13 +121,13 @@ def vector_cycles(ins: Instruction, model: CostModel, dtypes=None) -> float:
             dense = all(a.buffer == 'sbuf' and contiguous_run(a) > 1 for a in ops)
             c = n / (4 if dense else 2)
         else: c = n
-    if any(abs(d[-1][0]) * _bytes_of(a, ins, dtypes) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
+    if any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
         c *= 2                                                            # a wide innermost step: half the bandwidth
     return c
 
-def pe_cycles(ins: Instruction, model: CostModel, dtypes=None) -> float:
+def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
-    fp32 = max(_bytes_of(s, ins, dtypes) for s in ins.srcs) == 4
+    fp32 = max(_bytes_of(s) for s in ins.srcs) == 4
     if ins.op == 'nc_matmul':
         return ins.free_elems / model.pe_columns_per_cycle * (model.pe_fp32_factor if fp32 else 1)
     return ins.partitions / model.pe_columns_per_cycle * (model.pe_transpose_fp32_factor if fp32 else 1)  # transpose
@@ -153,7 +149,7 @@ def dma_lanes(ins: Instruction, model: CostModel) -> int:
     "How many DMA engines share transfer `ins`: one per partition touched, at most `model.dma_engines`."
     return max(1, min(model.dma_engines, ins.partitions))
 
-def instruction_cost(ins: Instruction, target='trn1', dependent=False, dtypes=None) -> Cost:
+def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
     "Predicted time of `ins` on `target`; `dependent`: it reads what the previous instruction on its engine wrote."
     m = cost_model(target)
     if ins.engine == 'DMA':
@@ -161,8 +157,8 @@ def instruction_cost(ins: Instruction, target='trn1', dependent=False, dtypes=No
         nbytes = ins.attrs.get('bytes', ins.partitions * ins.free_elems * dtype_bytes(ins.dtype))
         return Cost(m.dma_fixed_ns + runs * m.dma_run_ns / k, nbytes / (k * m.dma_engine_gbps), k, runs,  # B/(GB/s) = ns
                     m.dma_latency_ns)
-    if ins.op in VECTOR_OPS: stream = vector_cycles(ins, m, dtypes)
-    elif ins.op in PE_OPS: stream = pe_cycles(ins, m, dtypes)
+    if ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
+    elif ins.op in PE_OPS: stream = pe_cycles(ins, m)
     else: raise SimulatorError(f"instruction_cost: no cost rule for op={ins.op!r} on engine {ins.engine!r}")
     fixed = m.access_start + (m.dependent_penalty if dependent else 0)
     fixed += max(0, m.min_ii - fixed - stream)          # the initiation-interval floor counts as fixed time
@@ -216,8 +212,8 @@ class _Hazards:
 # %% ../nbs/11_cost_model.ipynb #56635ca9
 class Schedule:
     "A trace placed on its engines by the cost model of one target."
-    def __init__(self, slots, model, dtypes=None):
-        self.slots, self.model, self.dtypes = slots, model, dtypes or {}
+    def __init__(self, slots, model):
+        self.slots, self.model = slots, model
 
     @property
     def total_ns(self) -> float:
@@ -259,7 +255,6 @@ def schedule(tr, target='trn1') -> Schedule:
     "Place every instruction of trace `tr` on its engine in program order, respecting address-range dependencies."
     m = cost_model(target)
     ins_list = tr.instructions if isinstance(tr, Trace) else list(tr)
-    dtypes = operand_dtypes(ins_list)
     hz, free = _Hazards(), defaultdict(float)              # (pid, engine[, lane]) -> time it frees up
     last_on = {}                                           # (pid, engine) -> index of its previous instruction
     slots = []
@@ -268,7 +263,7 @@ def schedule(tr, target='trn1') -> Schedule:
         ready, who, raw = hz.ready(ins)
         key = (ins.program_id, ins.engine)
         dependent = ins.engine != 'DMA' and last_on.get(key) in raw
-        cost = instruction_cost(ins, m, dependent, dtypes)
+        cost = instruction_cost(ins, m, dependent)
         if ins.engine == 'DMA':
             lanes = sorted(range(m.dma_engines), key=lambda q: free[key + (q,)])[:cost.lanes]
             eng_free = max(free[key + (q,)] for q in lanes)
@@ -281,7 +276,7 @@ def schedule(tr, target='trn1') -> Schedule:
         else: free[key] = slot.end_ns
         last_on[key] = n
         hz.record(ins, slot.end_ns, n)
-    return Schedule(slots, m, dtypes)
+    return Schedule(slots, m)
 
 def predict(tr, target='trn1', **changes) -> Schedule:
     "Predicted schedule of trace `tr` on `target` (with `cost_model` `changes`); `.total_ns` / `.seconds`: the time."

@@ -15,7 +15,7 @@ from . import memory as _mem
 from .memory import *
 from .memory import (Tensor, SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, MAX_PROGRAMS,
                           check_int, check_ints, check_number, hbm_tensor, bfloat16)
-from .ap import View, full_view, _extent
+from .ap import View, full_view, _extent, _cache, CACHE_SIZE
 
 # %% auto #0
 __all__ = ['multiply', 'add', 'subtract', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'MAX_FREE_ELEMENTS',
@@ -41,6 +41,13 @@ OPS = {o.name: o for o in (multiply, add, subtract, maximum, minimum)}
 ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')
 PE_ARRAY = 'Tensor'   # the engine that owns the systolic PE array
 
+_dtype_names = {}   # NumPy builds dtype.name in Python on every access (microseconds): remembered per dtype
+
+def _dtype_name(dt) -> str:
+    n = _dtype_names.get(dt)
+    if n is None: n = _dtype_names[dt] = dt.name
+    return n
+
 @dataclass(frozen=True)
 class Access:
     "One operand of an instruction: which tensor, where it lives, the pattern and the address range it covers."
@@ -51,11 +58,20 @@ class Access:
     offset: int
     lo: int
     hi: int
+    dtype: str           # the tensor's element type, e.g. 'bfloat16' (an operand's own, not the instruction's)
     def __str__(self): return f"{self.tensor}[{self.buffer}]{[list(p) for p in self.pattern]}+{self.offset}"
 
 def _access(v: View) -> Access:
-    lo, hi = _extent(v.pattern)
-    return Access(v.tensor.name, v.tensor.id, v.tensor.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi)
+    "The record of operand `v`: one per (pattern, offset, name) of a tensor, shared by every record that names it."
+    t = v.tensor
+    c = _cache(t, '_accesses')
+    key = (v.pattern, v.offset, t.name)
+    a = c.get(key)
+    if a is None:
+        lo, hi = _extent(v.pattern)
+        a = Access(t.name, t.id, t.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi, _dtype_name(t.dtype))
+        if len(c) < CACHE_SIZE: c[key] = a
+    return a
 
 @dataclass
 class Instruction:
@@ -108,14 +124,14 @@ def trace():
 def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
     if not _traces: return
     ins = Instruction(opname, engine, current_core().program_id, _access(dst), tuple(_access(s) for s in srcs),
-                      partitions, free_elems, dst.dtype.name, attrs)
+                      partitions, free_elems, _dtype_name(dst.tensor.dtype), attrs)
     for tr in _traces: tr.instructions.append(ins)
 
 # %% ../nbs/03_instructions.ipynb #0525c28c
 def _view(x, op, arg) -> View:
     # Views always come from the package's dwlit.ap, even in a process that has run chapter 02's cells (nbdev-test
-    # reuses its worker processes): Tensor.ap and slicing import dwlit.ap when called, so one View class is enough.
-    if isinstance(x, View): return x
+    # reuses its worker processes): Tensor.ap and slicing call the package's dwlit.ap, so one View class is enough.
+    if x.__class__ is View or isinstance(x, View): return x
     if isinstance(x, Tensor): return full_view(x)
     if isinstance(x, np.ndarray):   # most likely a kernel function called directly with NumPy arrays
         raise SimulatorTypeError(
@@ -144,14 +160,27 @@ def _nested(pattern):
         reach += s * (n - 1)
     return True
 
+@functools.lru_cache(maxsize=4096)
+def _distinct(pattern, on_chip) -> bool:
+    "True if `pattern` names no address twice (on chip, each partition apart: the first pair walks partitions)."
+    return _nested(pattern[1:] if on_chip else pattern)
+
 def _no_self_overlap(v, op):
     "Raise if destination `v` names some address twice."
-    if _nested(tuple(v.pattern[1:] if v.tensor.buffer.on_chip else v.pattern)): return
+    if _distinct(v.pattern, v.tensor.buffer.on_chip): return
     if v.size > v.tensor.size: a = None          # more elements than addresses: some address twice, without listing them
     else: a = v.addresses().ravel()
     if a is None or np.unique(a).size != a.size:
         raise SimulatorError(f"{op}: destination {v!r} writes some addresses more than once (a stride-0 or "
                              f"overlapping destination pattern)")
+
+_F32 = np.dtype(np.float32)
+
+def _all_fp32(*arrays) -> bool:
+    "True if every array holds float32 (tested by identity first: NumPy's builtin dtypes are singletons)."
+    for x in arrays:
+        if x.dtype is not _F32 and x.dtype != _F32: return False
+    return True
 
 def _fp32(v):
     "The operand's elements as float32 (the engines' arithmetic precision)."
@@ -186,19 +215,23 @@ def _too_many(op, arg, v):
 def tensor_tensor(dst, data1, data2, op):
     "Elementwise `dst = op(data1, data2)` per partition on the Vector engine (fp32 arithmetic)."
     name = 'tensor_tensor'
-    dst, data1, data2 = _view(dst, name, 'dst'), _view(data1, name, 'data1'), _view(data2, name, 'data2')
+    if dst.__class__ is not View: dst = _view(dst, name, 'dst')
+    if data1.__class__ is not View: data1 = _view(data1, name, 'data1')
+    if data2.__class__ is not View: data2 = _view(data2, name, 'data2')
     if not (dst.tensor.buffer.on_chip and data1.tensor.buffer.on_chip and data2.tensor.buffer.on_chip):
         for k, v in (('dst', dst), ('data1', data1), ('data2', data2)): _on_chip(v, name, k)
     a, b, d = data1.array, data2.array, dst.array
-    if not (d.shape[0] == a.shape[0] == b.shape[0]):
+    sa, sb, sd = a.shape, b.shape, d.shape
+    if not (sd[0] == sa[0] == sb[0]):
         _same_partitions(name, dst=dst, data1=data1, data2=data2)
-    if not (d.size // d.shape[0] == a.size // a.shape[0] == b.size // b.shape[0]):
+    if not (d.size // sd[0] == a.size // sa[0] == b.size // sb[0]):
         raise SimulatorError(f"{name}: elements per partition differ: dst {dst.free_size}, data1 {data1.free_size}, "
                              f"data2 {data2.free_size}")
     if not isinstance(op, Op): raise SimulatorError(f"{name}: op must be an nl operator such as nl.multiply, got {op!r}")
-    _no_self_overlap(dst, name)
-    if b.shape != a.shape: b = b.reshape(a.shape)
-    out = _as_shape(dst, a.shape) if dst.dtype == a.dtype == b.dtype == np.float32 else None
+    if not _distinct(dst.pattern, dst.tensor.buffer.on_chip): _no_self_overlap(dst, name)
+    if sb != sa: b = b.reshape(sa)
+    fp32 = (a.dtype is _F32 and b.dtype is _F32 and d.dtype is _F32) or _all_fp32(d, a, b)
+    out = (d if sd == sa else _as_shape(dst, sa)) if fp32 else None
     if out is not None: _elementwise(op.ufunc, a, b, out)       # fp32 in, fp32 out: straight into dst
     else: _store(dst, op.ufunc(_fp32(data1), b if b.dtype == np.float32 else b.astype(np.float32)))
     if _traces: _record(name, 'Vector', dst, (data1, data2), dst.partitions, data1.free_size, op=op.name)
@@ -226,22 +259,25 @@ def _sum_last(x, out):
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
     "Reduce the trailing free axes `axis` of `data` with `op` into `dst`, per partition (Vector engine, fp32)."
     name = 'tensor_reduce'
-    dst, data = _view(dst, name, 'dst'), _view(data, name, 'data')
+    if dst.__class__ is not View: dst = _view(dst, name, 'dst')
+    if data.__class__ is not View: data = _view(data, name, 'data')
     if not (dst.tensor.buffer.on_chip and data.tensor.buffer.on_chip):
         for k, v in (('dst', dst), ('data', data)): _on_chip(v, name, k)
-    if dst.array.shape[0] != data.array.shape[0]: _same_partitions(name, dst=dst, data=data)
-    nd = data.array.ndim
+    x, d = data.array, dst.array
+    sx, sd = x.shape, d.shape
+    if sd[0] != sx[0]: _same_partitions(name, dst=dst, data=data)
+    nd = len(sx)
     axes = (nd - 1,) if axis == nd - 1 and nd > 1 and type(axis) is int else _reduce_axes(axis, nd, name)
-    if data.array.size > data.array.shape[0] * MAX_FREE_ELEMENTS: _too_many(name, 'data', data)
-    kept = math.prod(data.array.shape[1:axes[0]])
-    if dst.array.size // dst.array.shape[0] != kept:
+    if x.size > sx[0] * MAX_FREE_ELEMENTS: _too_many(name, 'data', data)
+    kept = math.prod(sx[1:axes[0]])
+    if d.size // sd[0] != kept:
         raise SimulatorError(f"{name}: reducing axis {axis} of data {data.shape} leaves {kept} elements per partition, "
                              f"but dst has {dst.free_size}")
     if not isinstance(op, Op): raise SimulatorError(f"{name}: op must be an nl operator such as nl.add, got {op!r}")
-    _no_self_overlap(dst, name)
-    x = data.array
-    out = _as_shape(dst, x.shape[:-1]) if (op is add and not negate and len(axes) == 1 and nd >= 3
-                                           and dst.dtype == x.dtype == np.float32) else None
+    if not _distinct(dst.pattern, dst.tensor.buffer.on_chip): _no_self_overlap(dst, name)
+    fp32 = (x.dtype is _F32 and d.dtype is _F32) or _all_fp32(d, x)
+    out = ((d if sd == sx[:-1] else _as_shape(dst, sx[:-1]))
+           if (op is add and not negate and len(axes) == 1 and nd >= 3 and fp32) else None)
     if out is not None: _sum_last(x, out)
     else:
         r = op.ufunc.reduce(_fp32(data), axis=axes)
@@ -289,6 +325,11 @@ def tensor_copy(dst, src, engine='Vector'):
         raise SimulatorError(f"{name}: elements per partition differ: dst {dst.free_size}, src {src.free_size}")
     if engine not in ENGINES_FOR_COPY:
         raise SimulatorError(f"{name}: engine must be one of {ENGINES_FOR_COPY}, got engine={engine!r}")
+    if engine == 'GpSimd':                       # the trn1 architecture guide: GpSimd reaches SBUF, never PSUM
+        for k, v in (('dst', dst), ('src', src)):
+            if v.buffer is psum:
+                raise SimulatorError(f"{name}: {k} {v!r} is in PSUM, which the GpSimd engine cannot access; "
+                                     f"copy it with engine='Vector' or engine='Scalar'")
     _no_self_overlap(dst, name)
     _store(dst, _fp32(src) if src.tensor is not dst.tensor else _fp32(src).copy())
     _record(name, engine, dst, (src,), dst.partitions, src.free_size)
@@ -331,6 +372,9 @@ def nc_transpose(dst, data):
     name = 'nc_transpose'
     dst, data = _view(dst, name, 'dst'), _view(data, name, 'data')
     _on_chip(data, name, 'data')
+    if data.buffer is not sbuf:                  # the ISA reference: the PE array reads its input from SBUF
+        raise SimulatorError(f"{name}: data {data!r} must be in SBUF (the PE array reads its input from SBUF), "
+                             f"got {data.buffer.name}")
     if dst.buffer is not psum: raise SimulatorError(f"{name}: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
     if len(data.shape) != 2 or dst.shape != data.shape[::-1]:
         raise SimulatorError(f"{name}: data must be 2-D and dst its transpose, got {data.shape} -> {dst.shape}")
@@ -368,7 +412,9 @@ class Launch:
                                  f"but program 0 made it {t.shape} {t.dtype.name}")
         return t
 
-def _to_numpy(r):
+def _to_numpy(r, fresh=()):
+    "Program 0's result as NumPy: a copy, except of a tensor this launch made (in `fresh`), which nothing else can reach."
+    if isinstance(r, Tensor) and id(r) in fresh: return r.data
     if isinstance(r, (Tensor, View)): return r.numpy()
     if isinstance(r, (tuple, list)): return type(r)(_to_numpy(x) for x in r)
     return r
@@ -409,7 +455,10 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
     sig = inspect.signature(fn)
     try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{getattr(fn, '__name__', fn)}: {e}") from None
-    place = lambda v, name: hbm_tensor(v, name) if is_tensor_data(v) else v   # tensor data -> HBM, named; values as they are
+    placed = []
+    def place(v, name):                                  # tensor data -> HBM, named; values as they are
+        if not is_tensor_data(v): return v
+        placed.append(hbm_tensor(v, name)); return placed[-1]
     for k, v in bound.arguments.items():
         kind = sig.parameters[k].kind
         if kind is inspect.Parameter.VAR_POSITIONAL: bound.arguments[k] = tuple(place(x, f"{k}{i}") for i, x in enumerate(v))
@@ -422,7 +471,7 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
         _check_result(r, fn, pid)
         if cores is not None: cores.append(core)
         if pid == 0: result = r
-    return _to_numpy(result)
+    return _to_numpy(result, {id(t) for t in placed + launch.shared})   # the launch's own tensors: no copy
 
 class KernelFunction:
     "A kernel: call it with NumPy arrays to simulate it (one program), `k[n](...)` for an SPMD grid of n."
@@ -520,7 +569,7 @@ def plot_trace(tr: Trace, ax=None, title=None, fontsize=7):
     programs = sorted({i.program_id for i in tr.instructions})
     if len(programs) > 1:   # the colour key, beside the axes (off the boxes)
         ax.legend(handles=[mpatches.Patch(color=cmap(p % 10), label=f'program {p}') for p in programs[:10]],
-                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), title='colour', title_fontsize=7)
+                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1))
     return ax
 
 # %% ../nbs/03_instructions.ipynb #6fcac2b7

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dwlit import nl, nisa, trace, kernel, SimulatorError
+from dwlit import nl, nisa, trace, kernel, SimulatorError, NeuronCore, use_core
 from dwlit.cost import (cost_model, instruction_cost, predict, schedule, check_schedule, dtype_bytes, COST_MODELS,
-                        dma_runs, contiguous_run, operand_dtypes, pe_tflops)
+                        dma_runs, contiguous_run, pe_tflops)
 
 
 def _trace(fn, *args, **kw):
@@ -134,9 +134,33 @@ def test_evacuation_streams_at_the_psum_rate():
         return x
     tr = _trace(k, np.ones(1, np.float32))
     cp = tr.instructions[-1]
-    assert instruction_cost(cp, 'trn2', dtypes=operand_dtypes(tr.instructions)).stream_ns == pytest.approx(400 / 2 / 0.96)
-    assert instruction_cost(cp, cost_model('trn2', vector_rates='modes'), dtypes=operand_dtypes(tr.instructions)).stream_ns \
+    assert (cp.srcs[0].dtype, cp.dst.dtype, cp.dtype) == ('float32', 'bfloat16', 'bfloat16')   # each operand's own dtype
+    assert instruction_cost(cp, 'trn2').stream_ns == pytest.approx(400 / 2 / 0.96)
+    assert instruction_cost(cp, cost_model('trn2', vector_rates='modes')).stream_ns \
         == pytest.approx(400 / 0.96)                   # 'modes': a copy from fp32 PSUM gets no lift
+
+
+@pytest.mark.parametrize("dt", ['float32', 'bfloat16', 'float16'])
+def test_operand_dtypes_are_the_tensors_own(dt):
+    """Every operand record carries its tensor's dtype: the writer's dtype for a tensor an instruction wrote, and its own
+    for one nothing in the trace wrote (an input, or a tile filled with .write)."""
+    npdt = np.dtype(nl.bfloat16 if dt == 'bfloat16' else dt)
+    rng = np.random.default_rng(0)
+    with trace() as tr:
+        simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, rng.standard_normal((2, 200, 1, 300)).astype(npdt),
+                        rng.standard_normal((200, 1, 1, 5)).astype(npdt), ((0, 0), (2, 2)), out_shape=(2, 200, 1, 300))
+        simulate_kernel(conv2d_depthwise_f01b_o01i_bf01, rng.standard_normal((130, 9, 7, 2)).astype(npdt),
+                        rng.standard_normal((130, 3, 3, 1)).astype(npdt), ((1, 1), (1, 1)), lhs_dilation=(2, 1))
+    writers = {i.dst.tensor_id: i.dtype for i in tr.instructions}
+    operands = [a for i in tr.instructions for a in (i.dst, *i.srcs)]
+    assert {a.dtype for a in operands} == {dt}
+    assert all(a.dtype == writers[a.tensor_id] for a in operands if a.tensor_id in writers)
+    with use_core(NeuronCore()):
+        x = nl.ndarray((4, 6), nl.bfloat16, buffer=nl.sbuf); x.write(np.ones((4, 6)))
+        y = nl.ndarray((4, 6), nl.float32, buffer=nl.sbuf)
+        with trace() as t2: nisa.tensor_copy(y, x)
+    (cp,) = t2.instructions
+    assert (cp.srcs[0].dtype, cp.dtype) == ('bfloat16', 'float32')     # x was never written by an instruction
 
 
 def test_wide_innermost_step_halves_vector_bandwidth():

@@ -190,3 +190,48 @@ def test_simulate_kernel_hands_back_cores_and_places_varargs_in_hbm():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(simulate_kernel(copy_first, x, x, num_programs=2, cores=cores), x)
     assert [(c.program_id, c.sbuf.peak) for c in cores] == [(0, 12), (1, 12)]   # 3 fp32 per partition each
+
+
+@pytest.mark.parametrize("src_buf,dst_buf", [(nl.psum, nl.sbuf), (nl.sbuf, nl.psum), (nl.psum, nl.psum)])
+def test_gpsimd_copy_refuses_psum(src_buf, dst_buf):
+    "GpSimd reaches SBUF only: a PSUM operand is refused on it, and accepted on the Vector and Scalar engines."
+    with fresh():
+        src = nl.ndarray((4, 8), nl.float32, buffer=src_buf, name='src'); nisa.memset(src, 2.0)
+        dst = nl.ndarray((4, 8), nl.bfloat16, buffer=dst_buf, name='dst')
+        which = 'dst' if dst_buf is nl.psum else 'src'          # dst is checked first
+        with pytest.raises(SimulatorError, match=f"tensor_copy: {which} .* is in PSUM, which the GpSimd engine cannot access"):
+            nisa.tensor_copy(dst, src, engine='GpSimd')
+        for eng in ('Vector', 'Scalar'):
+            with trace() as tr: nisa.tensor_copy(dst, src, engine=eng)
+            assert tr.instructions[0].engine == eng and (dst.numpy().astype(np.float32) == 2).all()
+        s2 = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, name='s2'); nisa.memset(s2, 3.0)
+        s3 = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, name='s3')
+        nisa.tensor_copy(s3, s2, engine='GpSimd')                     # SBUF to SBUF: fine on GpSimd
+        assert (s3.numpy() == 3).all()
+
+
+def test_nc_transpose_reads_sbuf_only():
+    with fresh():
+        p = nl.ndarray((4, 6), nl.float32, buffer=nl.psum, name='p'); nisa.memset(p, 1.0)
+        d = nl.ndarray((6, 4), nl.float32, buffer=nl.psum, name='d')
+        with pytest.raises(SimulatorError, match=r"nc_transpose: data p.ap\(.*\) must be in SBUF \(the PE array reads its input from SBUF\), got psum"):
+            nisa.nc_transpose(d, p)
+        h = nl.ndarray((4, 6), nl.float32, buffer=nl.hbm, name='h')
+        with pytest.raises(SimulatorError, match="engines read and write only SBUF/PSUM"):    # HBM: the message it always had
+            nisa.nc_transpose(d, h)
+        s = nl.ndarray((4, 6), nl.float32, buffer=nl.sbuf, name='s'); s.write(np.arange(24.).reshape(4, 6))
+        nisa.nc_transpose(d, s)
+        assert (d.numpy() == np.arange(24.).reshape(4, 6).T).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(DTYPES), st.sampled_from(DTYPES), st.sampled_from(DTYPES))
+def test_every_operand_record_carries_its_tensors_dtype(d1, d2, d3):
+    with fresh():
+        a = sbuf_from(np.ones((3, 5)), d1); b = sbuf_from(np.ones((3, 5)), d2)
+        o = nl.ndarray((3, 5), d3, buffer=nl.sbuf, name='o')
+        with trace() as tr: nisa.tensor_tensor(o, a, b, nl.add)
+        (ins,) = tr.instructions
+        names = [np.dtype(d).name for d in (d3, d1, d2)]
+        assert [ins.dst.dtype, ins.srcs[0].dtype, ins.srcs[1].dtype] == names and ins.dtype == names[0]
+        assert str(ins.srcs[0]) == "t[sbuf][[5, 3], [1, 5]]+0"           # the text of a record does not change

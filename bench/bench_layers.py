@@ -1,0 +1,53 @@
+"""The real layers of chapter 13 through the simulator, against the fastest direct NumPy and the replay floor, in one run.
+
+    python bench/bench_layers.py [--repeat 5] [--batch 1 2] [--only 1d|2d] [--dtype float32] [--threads 1]
+                                 [--clock cpu|wall] [--memory reuse|default] [--impl DIR] [--profile]
+
+One representative layer per network (real_layers.PICKS: Mamba, the Conformer, a speech front end, MobileNetV2,
+ConvNeXt-T, EfficientNet-B0) at batch 1 and 2, measured exactly as bench_conv1d.py and bench_conv2d.py measure their
+shapes (same columns, same targets line); the long-convolution layer and a stride-2 layer print the kernel's error
+instead, since they are out of its contract. About two minutes on a quiet machine with --repeat 5.
+"""
+import argparse, os
+from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
+THREADS = set_threads_from_argv()
+MEMORY = set_memory_from_argv()
+IMPL = use_impl_from_argv()
+from benchlib import set_clock, load_avg, HEAD, FLOOR_NOTE
+import bench_conv1d as b1
+import bench_conv2d as b2
+import real_layers
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--repeat', type=int, default=5)
+    ap.add_argument('--batch', type=int, nargs='*', default=list(real_layers.BATCHES))
+    ap.add_argument('--only', choices=['1d', '2d'])
+    ap.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'])
+    ap.add_argument('--threads', default='1', help="BLAS threads (read before NumPy loads)")
+    ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall'])
+    ap.add_argument('--memory', default='reuse', choices=['reuse', 'default'])
+    ap.add_argument('--profile', action='store_true')
+    ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
+    a = ap.parse_args(argv)
+    from dwlit.memory import DTYPES
+    dtype = DTYPES[a.dtype]
+    set_clock(a.clock)
+    print(f"Real layers (chapter 13), {a.dtype}, trn1, batch {' and '.join(map(str, a.batch))}; dwlit from "
+          f"{IMPL or 'the installed package'}; medians of {a.repeat} runs taken in turns (ratios: medians of the "
+          f"per-turn ratios), {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f} "
+          f"on {os.cpu_count()} CPUs at the start")
+    print(HEAD)
+    for dims, mod, shapes in (('1d', b1, real_layers.BENCH_1D), ('2d', b2, real_layers.BENCH_2D)):
+        if a.only and a.only != dims: continue
+        for sh in shapes(a.batch):
+            line, more = mod.run_shape(sh, dtype, a.repeat, a.profile)
+            print(line, flush=True)
+            if more: print(more, flush=True)
+    print(FLOOR_NOTE)
+    print(f"load average at the end: {load_avg():.1f}")
+
+
+if __name__ == '__main__':
+    main()
