@@ -305,33 +305,43 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
                           src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
             nisa.memset(dst=out_full, value=0.0)
             for c_tile in nl.affine_range(T):
+                same = {}   # the product and filter views repeat for every chunk of one width: built once per tile
                 for base_i_out in range(0, W_out, flattend_input_img_f):                # Python range: unrolled
                     num_valid = min(flattend_input_img_f, W_out - base_i_out)           # tail clamp
+                    if num_valid not in same:
+                        same[num_valid] = (prod_buffer[:, :num_valid, :W_f],
+                                           filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f))
+                    prod, filt = same[num_valid]
                     nisa.tensor_tensor(                                                 # L587
-                        dst=prod_buffer[:, :num_valid, :W_f],
+                        dst=prod,                                                       # prod_buffer[:, :num_valid, :W_f]
                         data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
                                           offset=c_tile * image_size + base_i_out),
-                        data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f),
+                        data2=filt,                                                     # stride-0 broadcast of the taps
                         op=nl.multiply)
                     nisa.tensor_reduce(                                                 # L594
                         dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]], offset=c_tile * W_out + base_i_out),
-                        op=nl.add, data=prod_buffer[:, :num_valid, :W_f], axis=2)
+                        op=nl.add, data=prod, axis=2)
         if has_partial:                                                                 # L610-646
             prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf)  # L611
             if needs_padding: nisa.memset(dst=img_last, value=0.0)
             nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
                           src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
             nisa.memset(dst=out_last, value=0.0)
+            same = {}
             for base_i_out in range(0, W_out, flattend_input_img_f):
                 num_valid = min(flattend_input_img_f, W_out - base_i_out)
+                if num_valid not in same:
+                    same[num_valid] = (prod_buffer_last[:, :num_valid, :W_f],
+                                       filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]))
+                prod, filt = same[num_valid]
                 nisa.tensor_tensor(                                                     # L634
-                    dst=prod_buffer_last[:, :num_valid, :W_f],
+                    dst=prod,
                     data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]], offset=base_i_out),
-                    data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]),
+                    data2=filt,
                     op=nl.multiply)
                 nisa.tensor_reduce(                                                     # L641
                     dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
-                    op=nl.add, data=prod_buffer_last[:, :num_valid, :W_f], axis=2)
+                    op=nl.add, data=prod, axis=2)
         # --- PHASE 3: stores (L651-677) ---
         if T > 0:
             nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
