@@ -1,4 +1,4 @@
-"""A per-instruction cost model read from the trace (engine rates from the public architecture guides, DMA priced by its bytes and its contiguous runs), an engine timeline, and what it says about the ~512-wide vector step and the hard-coded dtype_size.
+"""A per-instruction cost model read from the trace (engine rates from the public architecture guides and the ISA reference's cost table, DMA priced by its bytes and its contiguous runs), an engine timeline, and what it says about the ~512-wide vector step and the hard-coded dtype_size.
 
 Docs: https://dwlit.github.io/dwlit/cost_model.html.md"""
 
@@ -36,7 +36,7 @@ class CostModel:
     pe_columns_per_cycle: float = 1.0  # bf16 moving columns per Tensor cycle (the guides' TFLOPS, checked below)
     pe_fp32_factor: float = 4.0      # fp32 input costs ~4x bf16 on the PE array
     narrow_stride_bytes: int = 16    # an innermost step wider than this halves the on-chip bandwidth
-    dma_fixed_ns: float = 150.0      # ASSUMED split: per transfer, on each engine it uses (with dma_run_ns: the guide's profile)
+    dma_fixed_ns: float = 150.0      # ASSUMED split of the DMA guide's profile: per transfer, on each engine it uses
     dma_run_ns: float = 16.0         # ASSUMED: cost of one contiguous run (one DMA buffer) on its engine
     dma_latency_ns: float = 2000.0   # ASSUMED: trigger to completion beyond the engines' work (keeps no engine busy)
     vector_rates: str = 'widths'     # ASSUMED reading of trn2/trn3: 'widths' (the table) or 'modes' (stricter)

@@ -53,7 +53,8 @@ def test_vector_modes_lift_only_what_the_trn2_guide_lists(dt, ms, tt, red):
     x = np.ones((128, 300), dtype=np.float32 if dt == 'float32' else nl.bfloat16)
     _, i_ms, i_tt, i_red = _trace(_vector_ops, x, getattr(nl, dt)).instructions
     m = cost_model('trn2', vector_rates='modes')
-    assert [instruction_cost(i, m).stream_ns for i in (i_ms, i_tt, i_red)] == pytest.approx([c / 0.96 for c in (ms, tt, red)])
+    got = [instruction_cost(i, m).stream_ns for i in (i_ms, i_tt, i_red)]
+    assert got == pytest.approx([c / 0.96 for c in (ms, tt, red)])
 
 
 def test_isa_fast_path_conditions():

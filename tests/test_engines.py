@@ -110,7 +110,7 @@ def test_map_counts_and_sensitivity():
 @pytest.mark.parametrize("dtype", ['float32', 'bfloat16'])
 def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
     """The ISA reference: a tensor_tensor's two inputs cannot both be in PSUM, the GpSimd engine cannot reach PSUM, and
-    the PE array reads its inputs from SBUF. Every contender (and chapter 10's contrast kernel, the identity sum) obeys."""
+    the PE array reads its inputs from SBUF. Every contender (chapter 10's identity sum among them) obeys."""
     seen = set()
     for kind in CONTENDERS:
         for name in CONTENDERS[kind]:
@@ -121,5 +121,6 @@ def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
                     seen.add((i.op, i.engine, tuple(sorted(bufs)), i.dst.buffer))
                     if i.op == 'tensor_tensor': assert bufs.count('psum') <= 1, (name, str(i))
                     if i.engine == 'GpSimd': assert 'psum' not in bufs + [i.dst.buffer], (name, str(i))
-                    if i.op in ('nc_matmul', 'nc_transpose'): assert set(bufs) == {'sbuf'} and i.dst.buffer == 'psum', (name, str(i))
+                    if i.op in ('nc_matmul', 'nc_transpose'):
+                        assert set(bufs) == {'sbuf'} and i.dst.buffer == 'psum', (name, str(i))
     assert ('tensor_copy', 'Vector', ('psum',), 'sbuf') in seen            # the check did meet PSUM operands
