@@ -435,9 +435,9 @@ def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', pred
     "The plan for preset layer `name` (chapter 13) at batch `N`: what the layer is, then its 1D or 2D explanation."
     from dwlit.layers import get_layer, explain_args
     l = get_layer(name)
-    kind, kw = explain_args(l, N, target)             # refuses a layer the kernels do not take, with the reason
+    kind, kw = explain_args(l, N, target, dtype)      # refuses a layer the kernels do not take, with the reason
     how = (f"{programs} program(s), as asked" if programs is not None else
-           f"{kw['programs']} program(s), the fewest whose plan fits {get_target(target).name} in float32"
+           f"{kw['programs']} program(s), the fewest whose plan fits {get_target(target).name} in {as_dtype(dtype).name}"
            if kind == 'conv1d' else "1 program: the 2D kernel does not share channel tiles among programs")
     if programs is not None: kw['programs'] = programs
     explain = explain_conv1d if kind == 'conv1d' else explain_conv2d

@@ -1,4 +1,4 @@
-"""A per-instruction cost model read from the trace (engine rates from the public architecture guides, DMA priced by its bytes and its contiguous runs), an engine timeline, and what it says about the ~512-wide vector step and the hard-coded dtype_size.
+"""A per-instruction cost model read from the trace (engine rates from the public architecture guides and the ISA reference's cost table, DMA priced by its bytes and its contiguous runs), an engine timeline, and what it says about the ~512-wide vector step and the hard-coded dtype_size.
 
 Docs: https://dwlit.github.io/dwlit/cost_model.html.md"""
 
@@ -15,8 +15,8 @@ from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
 
 # %% auto #0
 __all__ = ['COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops',
-           'contiguous_run', 'dma_runs', 'vector_cycles', 'pe_cycles', 'Cost', 'dma_lanes', 'instruction_cost', 'Slot',
-           'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
+           'contiguous_run', 'dma_runs', 'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'pe_cycles', 'Cost',
+           'dma_lanes', 'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
 
 # %% ../nbs/11_cost_model.ipynb #caedc971
 @dataclass(frozen=True)
@@ -25,21 +25,22 @@ class CostModel:
     target: str
     clock_ghz: dict                  # engine -> GHz (architecture guides)
     vector_elems_per_cycle: dict     # bytes per element -> Vector elements per cycle over 128 partitions
-    tt_4byte_factor: float           # tensor_tensor on 4-byte data against 2-byte (trn1: 2N against N)
     dma_engine_gbps: float           # GB/s per DMA engine (DMA guide)
     pe_transpose_fp32_factor: float  # fp32 nc_transpose against bf16: 4 on trn1, 2 with trn2's transpose mode
     partitions: int = 128
-    min_ii: int = 64                 # cycles: minimum initiation interval per instruction
+    min_ii: int = 64                 # cycles: minimum initiation interval per instruction (ISA reference)
     access_start: int = 60           # cycles: starting a tensor access
     dependent_penalty: int = 100     # cycles: reading what the previous instruction on the same engine wrote
     dma_engines: int = 16            # DMA engines per NeuronCore; one transfer uses up to 16
+    dma_partitions_per_engine: int = 8   # each engine serves 8 partitions (DMA guide: a 4-partition load uses one)
     pe_columns_per_cycle: float = 1.0  # bf16 moving columns per Tensor cycle (the guides' TFLOPS, checked below)
     pe_fp32_factor: float = 4.0      # fp32 input costs ~4x bf16 on the PE array
     narrow_stride_bytes: int = 16    # an innermost step wider than this halves the on-chip bandwidth
-    dma_fixed_ns: float = 150.0      # per transfer, on each engine it uses (with dma_run_ns: the DMA guide's profile)
+    dma_fixed_ns: float = 150.0      # ASSUMED split of the DMA guide's profile: per transfer, on each engine it uses
     dma_run_ns: float = 16.0         # ASSUMED: cost of one contiguous run (one DMA buffer) on its engine
     dma_latency_ns: float = 2000.0   # ASSUMED: trigger to completion beyond the engines' work (keeps no engine busy)
     vector_rates: str = 'widths'     # ASSUMED reading of trn2/trn3: 'widths' (the table) or 'modes' (stricter)
+    two_input_factor: float = 2.0    # ASSUMED for 'widths': two inputs share the input path (trn1's guide: 2N)
 
     def lanes(self, dtype) -> float:
         "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count)."
@@ -54,11 +55,11 @@ def dtype_bytes(dtype) -> int:
 
 COST_MODELS = {
     'trn1': CostModel('trn1', dict(Tensor=2.8, Vector=1.12, Scalar=1.4, GpSimd=1.4), {2: 128, 4: 128},
-                      tt_4byte_factor=2.0, dma_engine_gbps=27.2, pe_transpose_fp32_factor=4.0),
+                      dma_engine_gbps=27.2, pe_transpose_fp32_factor=4.0),
     'trn2': CostModel('trn2', dict(Tensor=2.4, Vector=0.96, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
-                      tt_4byte_factor=1.0, dma_engine_gbps=27.2, pe_transpose_fp32_factor=2.0),
+                      dma_engine_gbps=27.2, pe_transpose_fp32_factor=2.0),
     'trn3': CostModel('trn3', dict(Tensor=2.4, Vector=1.2, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
-                      tt_4byte_factor=1.0, dma_engine_gbps=38.4, pe_transpose_fp32_factor=2.0),
+                      dma_engine_gbps=38.4, pe_transpose_fp32_factor=2.0),
 }
 
 def cost_model(target='trn1', **changes) -> CostModel:
@@ -106,21 +107,50 @@ def dma_runs(ins: Instruction) -> int:
     return total // a + total // b - total // math.lcm(a, b)
 
 # %% ../nbs/11_cost_model.ipynb #e56e782c
+def _contiguous(acc: Access) -> bool:
+    "True if operand `acc` reads one contiguous run per partition (a step-0 broadcast is not contiguous)."
+    return contiguous_run(acc) == math.prod(n for _, n in _free_dims(acc))
+
+def _inner_contiguous(acc: Access) -> bool:
+    "True if the innermost free dimension of `acc` has step 1."
+    d = _free_dims(acc)
+    return not d or d[-1][0] == 1
+
+def isa_cycles(ins: Instruction) -> float:
+    "Streaming cycles on trn1 by the ISA reference's cost table: N, 2N or N/2 for N elements per partition."
+    n, srcs = ins.free_elems, ins.srcs
+    dts = {a.dtype for a in (ins.dst,) + tuple(srcs)}
+    if ins.op == 'tensor_tensor':
+        one_in_psum = sorted(s.buffer for s in srcs) == ['psum', 'sbuf']
+        fast = (all(s.buffer == 'sbuf' for s in srcs) and dts == {'bfloat16'}
+                and ins.attrs.get('op') in ('add', 'multiply', 'subtract') and all(_contiguous(s) for s in srcs))
+        return n if one_in_psum or fast else 2 * n
+    if ins.op == 'tensor_reduce':
+        return n / 2 if dts == {'bfloat16'} and ins.attrs.get('op') in ('add', 'maximum') else n
+    if ins.op == 'memset':
+        return n / 2 if ins.attrs.get('value') == 0 and dts <= {'bfloat16', 'float16'} else n
+    return n                                                  # tensor_copy, dve_transpose: N
+
+def perf_mode_lift(ins: Instruction) -> float:
+    "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
+    ops = (ins.dst,) + tuple(ins.srcs)
+    two_byte = all(a.dtype in ('bfloat16', 'float16') for a in ops)
+    if ins.op == 'tensor_tensor':
+        return 2.0 if two_byte and all(s.buffer == 'sbuf' for s in ins.srcs) else 1.0
+    if ins.op == 'tensor_copy' and two_byte:
+        in_sbuf, inner = all(a.buffer == 'sbuf' for a in ops), all(_inner_contiguous(a) for a in ops)
+        if in_sbuf and inner: return 4.0
+        if in_sbuf or inner: return 2.0                       # not contiguous, or one side in PSUM
+    return 1.0
+
 def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
     ops = (ins.dst,) + tuple(ins.srcs)
-    nbytes = max(_bytes_of(a) for a in ops)                  # the widest operand sets the rate
-    n = ins.free_elems
-    if model.vector_rates == 'widths' or model.vector_elems_per_cycle[2] == model.partitions:
-        c = n / model.lanes(nbytes)
-        if ins.op == 'tensor_tensor' and nbytes == 4: c *= model.tt_4byte_factor
-    else:                                              # 'modes': trn1 rates, lifted only where the trn2 guide says
-        if ins.op == 'tensor_tensor':
-            c = n * (1 if nbytes == 2 and all(s.buffer == 'sbuf' for s in ins.srcs) else 2)
-        elif ins.op == 'tensor_copy' and nbytes == 2:
-            dense = all(a.buffer == 'sbuf' and contiguous_run(a) > 1 for a in ops)
-            c = n / (4 if dense else 2)
-        else: c = n
+    if model.vector_elems_per_cycle[2] == model.partitions: c = isa_cycles(ins)        # trn1: the ISA table
+    elif model.vector_rates == 'modes': c = isa_cycles(ins) / perf_mode_lift(ins)       # trn1's table, lifted
+    else:                                          # 'widths': the widest operand's data-path width, inputs sharing it
+        c = ins.free_elems / model.lanes(max(_bytes_of(a) for a in ops))
+        if ins.op == 'tensor_tensor': c *= model.two_input_factor
     if any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
         c *= 2                                                            # a wide innermost step: half the bandwidth
     return c
@@ -146,8 +176,8 @@ class Cost:
     def ns(self): return self.busy_ns + self.latency_ns
 
 def dma_lanes(ins: Instruction, model: CostModel) -> int:
-    "How many DMA engines share transfer `ins`: one per partition touched, at most `model.dma_engines`."
-    return max(1, min(model.dma_engines, ins.partitions))
+    "How many DMA engines share transfer `ins`: one per 8 partitions touched, at most `model.dma_engines`."
+    return max(1, min(model.dma_engines, -(-ins.partitions // model.dma_partitions_per_engine)))
 
 def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
     "Predicted time of `ins` on `target`; `dependent`: it reads what the previous instruction on its engine wrote."

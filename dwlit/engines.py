@@ -356,7 +356,9 @@ VARIANTS = {'as in chapter 11': {},
             'DMA run 0 ns (not 16)': dict(dma_run_ns=0),
             'DMA run 64 ns (not 16)': dict(dma_run_ns=64),
             "Vector rates: 'modes' (stricter)": dict(vector_rates='modes'),
-            'no 16-byte stride rule': dict(narrow_stride_bytes=10 ** 9)}
+            "'widths', each input at the full width": dict(two_input_factor=1.0),
+            'no 16-byte stride rule': dict(narrow_stride_bytes=10 ** 9),
+            'DMA: an engine per partition (not per 8)': dict(dma_partitions_per_engine=1)}
 
 def sensitivity(em: EngineMap, variants=VARIANTS) -> dict:
     "{variant: (cells whose winner differs from the first variant's, cells a PE-array design wins, cells in all)}."

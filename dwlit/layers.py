@@ -396,11 +396,11 @@ def plot_network(runs, title):
     return fig
 
 # %% ../nbs/13_real_layers.ipynb #df458045
-def explain_args(layer, N=1, target='trn1') -> tuple:
-    "('conv1d' or 'conv2d', keyword arguments for the `dwlit explain` planner) for preset `layer` at batch `N`."
+def explain_args(layer, N=1, target='trn1', dtype='float32') -> tuple:
+    "('conv1d' or 'conv2d', keyword arguments for the `dwlit explain` planner) for preset `layer` at batch `N` in `dtype`."
     l = get_layer(layer)
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
-    P = programs_to_fit(l, target, N)[0]
+    P = programs_to_fit(l, target, N, dtype)[0]
     if l.dims == 1: return 'conv1d', dict(shape=(N, l.C, l.size[0]), W_f=l.kernel[0], padding=l.padding[0], programs=P)
     (hl, hr), (wl, wr) = l.padding
     return 'conv2d', dict(shape=(N, l.C, *l.size), k=l.kernel, padding=(hl, hr, wl, wr), programs=P)

@@ -1,4 +1,4 @@
-"""The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and why depthwise has nothing to gain from the dense path's K-replication trick.
+"""The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and what the dense path's K-replication trick would, and would not, offer depthwise.
 
 Docs: https://dwlit.github.io/dwlit/no_pe_array.html.md"""
 

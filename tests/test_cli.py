@@ -300,3 +300,12 @@ def test_the_tour_reports_a_wrong_kernel(monkeypatch, capsys):
     rows = [l for l in out.splitlines() if l.startswith(('ok ', 'FAIL '))]
     assert status == 1 and rows[0].startswith('FAIL') and out.splitlines()[-1].startswith('5 of 6')
     assert any(l.startswith('FAIL conv1d') and 'tolerance' in l for l in out.splitlines())   # and why
+
+
+def test_layer_programs_follow_the_dtype():
+    "With --dtype bfloat16 every buffer halves, so the fewest programs that fit is planned in bfloat16, and it fits."
+    fp32 = dwlit('explain', '--layer', 'mamba-2.8b', '--no-predict').stdout
+    bf16 = dwlit('explain', '--layer', 'mamba-2.8b', '--dtype', 'bfloat16', '--no-predict').stdout
+    assert '4 program(s), the fewest whose plan fits trn1 in float32' in ' '.join(fp32.split())
+    assert '2 program(s), the fewest whose plan fits trn1 in bfloat16' in ' '.join(bf16.split())
+    assert 'DOES NOT FIT' not in bf16

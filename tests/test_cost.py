@@ -26,22 +26,53 @@ def _vector_ops(x, dt):
     return x   # a kernel returns an HBM tensor; the tests read the trace
 
 
-@pytest.mark.parametrize("target,dt,ghz,lanes,ttf", [
-    ('trn1', 'float32', 1.12, 1, 2), ('trn1', 'bfloat16', 1.12, 1, 1),
-    ('trn2', 'float32', 0.96, 2, 1), ('trn2', 'bfloat16', 0.96, 4, 1),
-    ('trn3', 'float32', 1.2, 2, 1), ('trn3', 'float16', 1.2, 4, 1)])
-def test_vector_prices_by_hand(target, dt, ghz, lanes, ttf):
-    # the architecture guides' figures, written out here, not read from the model
+@pytest.mark.parametrize("target,dt,ghz,ms,tt,red", [
+    # streaming cycles for N = 300 (the reduce reads 300 per partition), written out by hand from the ISA reference's
+    # table (trn1) and the guides' data-path widths with two inputs sharing the path (trn2/trn3 'widths')
+    ('trn1', 'float32', 1.12, 300, 600, 300),      # memset N, tensor_tensor 2N, reduce N
+    ('trn1', 'bfloat16', 1.12, 150, 300, 150),     # zero fill N/2, bf16 contiguous multiply N, bf16 add-reduce N/2
+    ('trn1', 'float16', 1.12, 150, 600, 300),      # fp16: only the zero fill is faster
+    ('trn2', 'float32', 0.96, 150, 300, 150), ('trn2', 'bfloat16', 0.96, 75, 150, 75),
+    ('trn3', 'float32', 1.2, 150, 300, 150), ('trn3', 'float16', 1.2, 75, 150, 75)])
+def test_vector_prices_by_hand(target, dt, ghz, ms, tt, red):
     x = np.ones((128, 300), dtype=np.float32 if dt == 'float32' else nl.bfloat16 if dt == 'bfloat16' else np.float16)
     tr = _trace(_vector_ops, x, getattr(nl, dt))
-    dma, ms, tt, red = tr.instructions
-    assert instruction_cost(ms, target).ns == pytest.approx((60 + 300 / lanes) / ghz)
-    assert instruction_cost(tt, target).ns == pytest.approx((60 + ttf * 300 / lanes) / ghz)
-    assert instruction_cost(red, target, dependent=True).ns == pytest.approx((160 + 300 / lanes) / ghz)
+    dma, i_ms, i_tt, i_red = tr.instructions
+    assert instruction_cost(i_ms, target).ns == pytest.approx((60 + ms) / ghz)
+    assert instruction_cost(i_tt, target).ns == pytest.approx((60 + tt) / ghz)
+    assert instruction_cost(i_red, target, dependent=True).ns == pytest.approx((160 + red) / ghz)
     gbps = 38.4 if target == 'trn3' else 27.2
     nbytes = 128 * 300 * np.dtype(x.dtype).itemsize
     assert instruction_cost(dma, target).busy_ns == pytest.approx(150 + 128 * 16 / 16 + nbytes / (16 * gbps))   # 128 runs
     assert instruction_cost(dma, target).ns == pytest.approx(2000 + 150 + 128 * 16 / 16 + nbytes / (16 * gbps))
+
+
+@pytest.mark.parametrize("dt,ms,tt,red", [('float32', 300, 600, 300), ('bfloat16', 150, 150, 150)])
+def test_vector_modes_lift_only_what_the_trn2_guide_lists(dt, ms, tt, red):
+    "'modes': trn1's table, with tensor_tensor 2x faster in 2-byte types; memset and reduce as on trn1."
+    x = np.ones((128, 300), dtype=np.float32 if dt == 'float32' else nl.bfloat16)
+    _, i_ms, i_tt, i_red = _trace(_vector_ops, x, getattr(nl, dt)).instructions
+    m = cost_model('trn2', vector_rates='modes')
+    got = [instruction_cost(i, m).stream_ns for i in (i_ms, i_tt, i_red)]
+    assert got == pytest.approx([c / 0.96 for c in (ms, tt, red)])
+
+
+def test_isa_fast_path_conditions():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf)
+        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf)
+        p = nl.ndarray((128, 200), nl.float32, buffer=nl.psum)
+        nisa.memset(a, 2.0); nisa.memset(f, 1.0); nisa.memset(p, 0.0)
+        nisa.tensor_tensor(a, a, f.ap([[3, 128], [0, 200]]), nl.multiply)     # step-0 broadcast: not contiguous
+        nisa.tensor_tensor(a, a, a.ap([[200, 128], [1, 100], [1, 2]]), nl.subtract)   # overlapping windows: runs of 2
+        nisa.tensor_tensor(a, a, a, nl.subtract)                               # the fast path
+        nisa.tensor_tensor(p, a, p, nl.add)                                    # one input in PSUM: N whatever the dtype
+        nisa.tensor_reduce(f.ap([[3, 128], [1, 1]]), nl.maximum, a, axis=1)   # bf16 max: N/2
+        nisa.tensor_reduce(f.ap([[3, 128], [1, 1]]), nl.multiply, a, axis=1)  # not add or max: N
+        return x
+    ins = _trace(k, np.ones(1, np.float32)).instructions[3:]
+    assert [instruction_cost(i, 'trn1').stream_ns * 1.12 for i in ins] == pytest.approx([400, 400, 200, 200, 100, 200])
 
 
 def test_initiation_interval_floor():
@@ -61,14 +92,16 @@ def test_initiation_interval_floor():
 
 
 def test_dma_lanes_follow_partitions():
-    @kernel
-    def k(x):
-        a = nl.ndarray((4, 1024), nl.float32, buffer=nl.sbuf)
-        nisa.dma_copy(a, x)
-        return x
-    tr = _trace(k, np.ones((4, 1024), np.float32))
-    c = instruction_cost(tr.instructions[0], 'trn2')
-    assert c.lanes == 4 and c.runs == 4 and c.ns == pytest.approx(2000 + 150 + 4 * 16 / 4 + 4 * 1024 * 4 / (4 * 27.2))
+    "One DMA engine per 8 partitions (the DMA guide: a 4-partition load runs on one engine, 128 partitions on 16)."
+    for P, k in ((4, 1), (8, 1), (9, 2), (20, 3), (128, 16)):
+        @kernel
+        def load(x):
+            a = nl.ndarray((P, 1024), nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(a, x)
+            return x
+        c = instruction_cost(_trace(load, np.ones((P, 1024), np.float32)).instructions[0], 'trn2')
+        assert c.lanes == k and c.runs == P
+        assert c.ns == pytest.approx(2000 + 150 + P * 16 / k + P * 1024 * 4 / (k * 27.2))
 
 
 def test_dma_latency_keeps_no_engine_busy():

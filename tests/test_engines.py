@@ -105,3 +105,22 @@ def test_map_counts_and_sensitivity():
     sens = sensitivity(em, {'base': {}, 'same': {}, 'PE 1000x slower': dict(pe_columns_per_cycle=0.001)})
     assert sens['base'][0] == sens['same'][0] == 0 and sens['PE 1000x slower'][1] == 0
     assert list(VARIANTS)[0] == 'as in chapter 11' and VARIANTS['as in chapter 11'] == {}
+
+
+@pytest.mark.parametrize("dtype", ['float32', 'bfloat16'])
+def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
+    """The ISA reference: a tensor_tensor's two inputs cannot both be in PSUM, the GpSimd engine cannot reach PSUM, and
+    the PE array reads its inputs from SBUF. Every contender (chapter 10's identity sum among them) obeys."""
+    seen = set()
+    for kind in CONTENDERS:
+        for name in CONTENDERS[kind]:
+            for size, width in ((3, 40), (5, 20)):
+                tr = contender_trace(kind, name, size, width, dtype, C=20)
+                for i in tr.instructions:
+                    bufs = [s.buffer for s in i.srcs]
+                    seen.add((i.op, i.engine, tuple(sorted(bufs)), i.dst.buffer))
+                    if i.op == 'tensor_tensor': assert bufs.count('psum') <= 1, (name, str(i))
+                    if i.engine == 'GpSimd': assert 'psum' not in bufs + [i.dst.buffer], (name, str(i))
+                    if i.op in ('nc_matmul', 'nc_transpose'):
+                        assert set(bufs) == {'sbuf'} and i.dst.buffer == 'psum', (name, str(i))
+    assert ('tensor_copy', 'Vector', ('psum',), 'sbuf') in seen            # the check did meet PSUM operands

@@ -86,6 +86,10 @@ def test_out_of_contract_layers_are_refused_by_the_kernels():
 def test_explain_args():
     assert explain_args('mamba-2.8b', target='trn3') == ('conv1d', dict(shape=(1, 5120, 2048), W_f=4, padding=(3, 0), programs=3))
     assert explain_args('convnext-t-96x56', N=2) == ('conv2d', dict(shape=(2, 96, 56, 56), k=(7, 7), padding=(3, 3, 3, 3), programs=1))
+    # the programs follow the dtype: a bf16 row is half the bytes (and the default stays fp32, as the CLI expects)
+    assert explain_args('mamba-2.8b', target='trn1')[1]['programs'] == 4
+    assert explain_args('mamba-2.8b', target='trn1', dtype='bfloat16')[1]['programs'] == 2
+    assert explain_args('mamba-2.8b', target='trn1', dtype='float16') == explain_args('mamba-2.8b', target='trn1', dtype='bfloat16')
 
 @pytest.mark.parametrize('name', ['conformer-m', 'mobilenetv2-960x7'])
 def test_explain_args_feed_the_cli_planner(name):
