@@ -17,9 +17,9 @@ __all__ = ['CACHE_SIZE', 'View', 'make_view', 'full_view', 'touch_counts', 'show
 # %% ../nbs/02_access_patterns.ipynb #dec239b3
 class View:
     "A tensor seen through an access pattern: `array` is a strided NumPy view on the tensor's storage."
-    __slots__ = ('tensor', 'pattern', 'offset', 'array')
-    def __init__(self, tensor, pattern, offset, array):
-        self.tensor, self.pattern, self.offset, self.array = tensor, pattern, offset, array
+    __slots__ = ('tensor', 'pattern', 'offset', 'array', 'rule')
+    def __init__(self, tensor, pattern, offset, array, rule=None): # rule: what make_view checked the pattern against
+        self.tensor, self.pattern, self.offset, self.array, self.rule = tensor, pattern, offset, array, rule
 
     shape = property(lambda self: self.array.shape)
     dtype = property(lambda self: self.tensor.dtype)
@@ -112,8 +112,14 @@ def _cache(tensor, name) -> dict:
     if c is None: c = d[name] = {}
     return c
 
+_shared_rules = {}   # (pairs, size, partitions, buffer, dtype) -> rule: tensors alike in all of these share one rule
+
 def _rule(tensor, pattern, pairs) -> tuple:
     "What `pairs` allows on `tensor` at any offset: its extents, the partition rule, the view's shape and byte strides."
+    st = tensor.storage
+    key = (pairs, st.size, tensor.shape[0], tensor.buffer, st.dtype)   # all that the rule depends on
+    r = _shared_rules.get(key)
+    if r is not None: return r
     lo = hi = 0
     for s, n in pairs[1:]:                               # the free pairs' extent
         if n < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
@@ -123,11 +129,13 @@ def _rule(tensor, pattern, pairs) -> tuple:
     ps_, pn = pairs[0]
     if pn < 1: raise _bad_form(tensor, pattern, "every num must be >= 1")
     d = ps_ * (pn - 1)
-    st = tensor.storage
     ps = st.size // tensor.shape[0] if tensor.buffer.on_chip else 0   # elements per partition (0: off chip)
     tlo, thi = lo + min(d, 0), hi + max(d, 0)            # the whole walk's extent
-    return (-tlo, st.size - 1 - thi, lo, hi, tlo, thi, ps, pn > 1 and ps_ != ps,   # offsets first..last pass the buffer
-            tuple([n for _, n in pairs]), tuple([s * st.itemsize for s, _ in pairs]), st.dtype, st.itemsize)
+    r = (-tlo, st.size - 1 - thi, lo, hi, tlo, thi, ps, pn > 1 and ps_ != ps,   # offsets first..last pass the buffer
+         tuple([n for _, n in pairs]), tuple([s * st.itemsize for s, _ in pairs]), st.dtype, st.itemsize)
+    if len(_shared_rules) >= 4 * CACHE_SIZE: _shared_rules.clear()   # bounded: a long session sees many shapes
+    if CACHE_SIZE: _shared_rules[key] = r
+    return r
 
 def make_view(tensor: Tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` ([[step, num], ...], outermost first) at `offset`; bounds-checked."
@@ -158,7 +166,7 @@ def make_view(tensor: Tensor, pattern, offset=0) -> View:
     except ValueError:   # NumPy cannot index this many elements, even as a view (e.g. a step-0 pair of 2**62)
         raise AccessPatternError(f"{_where(tensor, pairs, off)}: the view has {math.prod(shape):,} "
                                  f"elements, more than NumPy can index") from None
-    return View(tensor, pairs, off, arr)
+    return View(tensor, pairs, off, arr, r)
 
 def _view_of(tensor, arr) -> View:
     "The `View` of a NumPy view `arr` of `tensor.storage` (from basic slicing), with its pattern read off its strides."
@@ -247,11 +255,12 @@ def _tensor_getitem(self, idx) -> View:
     slices = self.__dict__.get('_slices') or _cache(self, '_slices')
     hit = slices.get(key)        # this index named this pattern and offset before, and they passed every check
     if hit is not None:
-        pairs, off, shape, dtype, boff, strides = hit
-        return View(self, pairs, off, np.ndarray(shape, dtype, self.storage, boff, strides))
+        pairs, off, shape, dtype, boff, strides, rule = hit
+        return View(self, pairs, off, np.ndarray(shape, dtype, self.storage, boff, strides), rule)
     v = _tensor_getitem_checked(self, idx)
     a = v.array
-    if len(slices) < CACHE_SIZE: slices[key] = (v.pattern, v.offset, a.shape, a.dtype, v.offset * a.itemsize, a.strides)
+    if len(slices) < CACHE_SIZE:
+        slices[key] = (v.pattern, v.offset, a.shape, a.dtype, v.offset * a.itemsize, a.strides, v.rule)
     return v
 
 def _tensor_getitem_checked(self, idx) -> View:

@@ -298,26 +298,30 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
     product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
     results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
 
-    for c_tile in range(C_NUM_TILES):                                                    # L847
-        c_start = c_tile * C_TILE_SIZE
-        c_current = min(C_TILE_SIZE, in_C - c_start)
-        nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
-                      filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        # access patterns reused inside the loops, built once per channel tile (in the simulator every .ap() call
-        # builds and bounds-checks a NumPy view; rebuilding them per multiply would dominate the run time)
+    # access patterns used again and again inside the loops, built once per channel-tile size (in the simulator
+    # every .ap() call builds and bounds-checks a NumPy view; rebuilding them per multiply would dominate the run time)
+    @functools.cache
+    def tap_views(c_current):                                                            # operands of L1015, L1046
         filter_tap = [filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=k)   # stride-0 broadcast
                       for k in range(kernel_size)]
         product_tap = [product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=k)
                        for k in range(kernel_size)]
         product_all = product_sbuf.ap([[B['product_sbuf'], c_current], [1, out_W * kernel_size]])
         product_taps = product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W], [1, kernel_size]])
-        @functools.cache
-        def window_row(img_h, img_w_base):                                               # data2 of L1015
-            return dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]], offset=img_h * dil_W + img_w_base)
-        @functools.cache
-        def result_row(h_offset):                                                        # dst of L1046
-            return results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W)
+        return filter_tap, product_tap, product_all, product_taps
+    @functools.cache
+    def window_row(c_current, img_h, img_w_base):                                        # data2 of L1015
+        return dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]], offset=img_h * dil_W + img_w_base)
+    @functools.cache
+    def result_row(c_current, h_offset):                                                 # dst of L1046
+        return results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W)
 
+    for c_tile in range(C_NUM_TILES):                                                    # L847
+        c_start = c_tile * C_TILE_SIZE
+        c_current = min(C_TILE_SIZE, in_C - c_start)
+        nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
+                      filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
+        filter_tap, product_tap, product_all, product_taps = tap_views(c_current)
         for n_idx in range(in_N):                                                        # one batch element
             for t in plan.tiles:                                                         # L876: the H window
                 outer_row, load_h_size, window_size = t.outer_row, t.load_h_size, t.window_size
@@ -337,8 +341,8 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
                         for kw in range(k_W):                                            # all taps, unrolled
                             kernel_idx = kh * k_W + kw; img_h = h_offset + kh; img_w_base = kw
                             nisa.tensor_tensor(product_tap[kernel_idx], filter_tap[kernel_idx],   # L1015
-                                               window_row(img_h, img_w_base), nl.multiply)
-                    nisa.tensor_reduce(result_row(h_offset), nl.add, product_taps, axis=2)  # L1046: ONE reduce
+                                               window_row(c_current, img_h, img_w_base), nl.multiply)
+                    nisa.tensor_reduce(result_row(c_current, h_offset), nl.add, product_taps, axis=2)  # L1046: ONE reduce
                 nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, window_size * out_W]],     # L1072-L1090
                                      offset=n_idx * _C_out * out_H * out_W + c_start * out_H * out_W + outer_row * out_W),
                               results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]))

@@ -6,7 +6,7 @@ Docs: https://dwlit.github.io/dwlit/instructions.html.md"""
 
 # %% ../nbs/03_instructions.ipynb #edd32d79
 from __future__ import annotations
-import contextlib, difflib, functools, inspect, math, textwrap
+import contextlib, difflib, functools, inspect, math, textwrap, types, weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -198,13 +198,6 @@ def _as_shape(dst, shape):
     return v if np.may_share_memory(v, arr) else None
 
 # %% ../nbs/03_instructions.ipynb #3b51a5df
-def _elementwise(ufunc, a, b, out):
-    "`out[...] = ufunc(a, b)` with the longer of the two innermost axes iterated innermost."
-    if a.ndim >= 3 and a.shape[-1] < a.shape[-2]:   # a short tap axis innermost is slow in NumPy (measured: bench/)
-        a, b, out = a.swapaxes(-1, -2), b.swapaxes(-1, -2), out.swapaxes(-1, -2)
-        ufunc(a, b, out=out, order='C')
-    else: ufunc(a, b, out=out)
-
 MAX_FREE_ELEMENTS = 2**20   # elements per partition one instruction may read: more than any SBUF partition holds
 
 def _too_many(op, arg, v):
@@ -212,12 +205,16 @@ def _too_many(op, arg, v):
                          f"= {MAX_FREE_ELEMENTS:,}: no SBUF partition holds that many, so only step-0 pairs can ask for "
                          f"it, and the simulator, which computes every element, refuses rather than run for minutes")
 
-def tensor_tensor(dst, data1, data2, op):
-    "Elementwise `dst = op(data1, data2)` per partition on the Vector engine (fp32 arithmetic)."
+_tt_plans, _reduce_plans, _memset_plans, _dma_plans = {}, {}, {}, {}   # rule ids -> a plan that holds those rules
+
+def _remember(plans, key, plan):
+    "Keep `plan` under `key` in `plans` (plain values only, never a tensor; a bounded number of them)."
+    if len(plans) >= CACHE_SIZE: plans.clear()
+    if CACHE_SIZE: plans[key] = plan
+
+def _tt_plan(dst, data1, data2, op) -> tuple:
+    "Check the operands of `tensor_tensor` (raise if one is wrong) and say how to compute it."
     name = 'tensor_tensor'
-    if dst.__class__ is not View: dst = _view(dst, name, 'dst')
-    if data1.__class__ is not View: data1 = _view(data1, name, 'data1')
-    if data2.__class__ is not View: data2 = _view(data2, name, 'data2')
     if not (dst.tensor.buffer.on_chip and data1.tensor.buffer.on_chip and data2.tensor.buffer.on_chip):
         for k, v in (('dst', dst), ('data1', data1), ('data2', data2)): _on_chip(v, name, k)
     a, b, d = data1.array, data2.array, dst.array
@@ -229,12 +226,36 @@ def tensor_tensor(dst, data1, data2, op):
                              f"data2 {data2.free_size}")
     if not isinstance(op, Op): raise SimulatorError(f"{name}: op must be an nl operator such as nl.multiply, got {op!r}")
     if not _distinct(dst.pattern, dst.tensor.buffer.on_chip): _no_self_overlap(dst, name)
-    if sb != sa: b = b.reshape(sa)
-    fp32 = (a.dtype is _F32 and b.dtype is _F32 and d.dtype is _F32) or _all_fp32(d, a, b)
-    out = (d if sd == sa else _as_shape(dst, sa)) if fp32 else None
-    if out is not None: _elementwise(op.ufunc, a, b, out)       # fp32 in, fp32 out: straight into dst
+    if data1.tensor.buffer is psum and data2.tensor.buffer is psum:   # the ISA reference: at most one input in PSUM
+        raise SimulatorError(f"{name}: data1 {data1!r} and data2 {data2!r} are both in PSUM, and the engine reads at "
+                             f"most one input from PSUM; copy one of them to SBUF first (nisa.tensor_copy)")
+    fp32 = _all_fp32(d, a, b)
+    direct = fp32 and (sd == sa or _as_shape(dst, sa) is not None)   # fp32 in, fp32 out: straight into dst
+    swap = direct and len(sa) >= 3 and sa[-1] < sa[-2]   # a short tap axis innermost is slow in NumPy (bench/)
+    # (op, into dst?, swap the last two axes?, reshape data2?, reshape dst?, record's numbers, the patterns' rules)
+    return (op, direct, swap, sb != sa, sd != sa, sd[0], a.size // sa[0], dst.rule, data1.rule, data2.rule)
+
+def tensor_tensor(dst, data1, data2, op):
+    "Elementwise `dst = op(data1, data2)` per partition on the Vector engine (fp32 arithmetic)."
+    p = None
+    if dst.__class__ is View and data1.__class__ is View and data2.__class__ is View:   # these patterns checked before?
+        p = _tt_plans.get((id(dst.rule), id(data1.rule), id(data2.rule)))
+        if p is not None and p[0] is not op: p = None
+    if p is None:
+        name = 'tensor_tensor'
+        dst, data1, data2 = _view(dst, name, 'dst'), _view(data1, name, 'data1'), _view(data2, name, 'data2')
+        p = _tt_plan(dst, data1, data2, op)
+        if dst.rule is not None and data1.rule is not None and data2.rule is not None:
+            _remember(_tt_plans, (id(dst.rule), id(data1.rule), id(data2.rule)), p)
+    _, direct, swap, reshape_b, reshape_d, P, F, _, _, _ = p
+    a, b = data1.array, data2.array
+    if reshape_b: b = b.reshape(a.shape)
+    if direct:
+        out = dst.array.reshape(a.shape) if reshape_d else dst.array
+        if swap: op.ufunc(a.swapaxes(-1, -2), b.swapaxes(-1, -2), out=out.swapaxes(-1, -2), order='C')
+        else: op.ufunc(a, b, out=out)
     else: _store(dst, op.ufunc(_fp32(data1), b if b.dtype == np.float32 else b.astype(np.float32)))
-    if _traces: _record(name, 'Vector', dst, (data1, data2), dst.partitions, data1.free_size, op=op.name)
+    if _traces: _record('tensor_tensor', 'Vector', dst, (data1, data2), P, F, op=op.name)
 
 def _reduce_axes(axis, ndim, name):
     axes = tuple(sorted(axis)) if isinstance(axis, (tuple, list)) else (axis,)
@@ -250,17 +271,14 @@ def _reduce_axes(axis, ndim, name):
 
 _ones = {}
 
-def _sum_last(x, out):
-    "`out[...] = x.sum(-1)` in fp32, as a product with a vector of ones (exact: x * 1 == x; fast for a short last axis)."
-    k = x.shape[-1]
+def _ones_of(k):
+    "A float32 vector of k ones: `x @ ones` is the sum of x's last axis in fp32 (exact products: x * 1 == x)."
     if k not in _ones: _ones[k] = np.ones(k, np.float32)
-    np.matmul(x, _ones[k], out=out)
+    return _ones[k]
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
-    "Reduce the trailing free axes `axis` of `data` with `op` into `dst`, per partition (Vector engine, fp32)."
+def _reduce_plan(dst, op, data, axis, negate) -> tuple:
+    "Check the operands of `tensor_reduce` (raise if one is wrong) and say how to compute it."
     name = 'tensor_reduce'
-    if dst.__class__ is not View: dst = _view(dst, name, 'dst')
-    if data.__class__ is not View: data = _view(data, name, 'data')
     if not (dst.tensor.buffer.on_chip and data.tensor.buffer.on_chip):
         for k, v in (('dst', dst), ('data', data)): _on_chip(v, name, k)
     x, d = data.array, dst.array
@@ -275,30 +293,50 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
                              f"but dst has {dst.free_size}")
     if not isinstance(op, Op): raise SimulatorError(f"{name}: op must be an nl operator such as nl.add, got {op!r}")
     if not _distinct(dst.pattern, dst.tensor.buffer.on_chip): _no_self_overlap(dst, name)
-    fp32 = (x.dtype is _F32 and d.dtype is _F32) or _all_fp32(d, x)
-    out = ((d if sd == sx[:-1] else _as_shape(dst, sx[:-1]))
-           if (op is add and not negate and len(axes) == 1 and nd >= 3 and fp32) else None)
-    if out is not None: _sum_last(x, out)
+    # a sum over the last axis, fp32 in and out: a product with a vector of ones (BLAS), straight into dst
+    ones = (op is add and not negate and len(axes) == 1 and nd >= 3 and _all_fp32(d, x)
+            and (sd == sx[:-1] or _as_shape(dst, sx[:-1]) is not None))
+    # (op, the ones or None, reshape dst?, axes, record's numbers, the patterns' rules)
+    return (op, _ones_of(sx[-1]) if ones else None, sd != sx[:-1], axes, sd[0], x.size // sx[0], dst.rule, data.rule)
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False):
+    "Reduce the trailing free axes `axis` of `data` with `op` into `dst`, per partition (Vector engine, fp32)."
+    p = None
+    if dst.__class__ is View and data.__class__ is View and type(axis) is int and negate is False:
+        p = _reduce_plans.get((id(dst.rule), id(data.rule), axis))
+        if p is not None and p[0] is not op: p = None
+    if p is None:
+        name = 'tensor_reduce'
+        dst, data = _view(dst, name, 'dst'), _view(data, name, 'data')
+        p = _reduce_plan(dst, op, data, axis, negate)
+        if dst.rule is not None and data.rule is not None and type(axis) is int and negate is False:
+            _remember(_reduce_plans, (id(dst.rule), id(data.rule), axis), p)
+    _, ones, reshape_d, axes, P, F, _, _ = p
+    if ones is not None:
+        x = data.array
+        np.matmul(x, ones, out=dst.array.reshape(x.shape[:-1]) if reshape_d else dst.array)
     else:
         r = op.ufunc.reduce(_fp32(data), axis=axes)
         _store(dst, -r if negate else r)
-    if _traces: _record(name, 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
+    if _traces: _record('tensor_reduce', 'Vector', dst, (data,), P, F, op=op.name,
                         axis=axis if isinstance(axis, int) else tuple(axis))
 
 def memset(dst, value):
     "Fill `dst` (SBUF/PSUM) with `value`, a number (Vector engine)."
-    if value.__class__ is not float:          # ints too: 10**400 is an int that no float holds
+    if value.__class__ is int and -2**53 <= value <= 2**53: value = float(value)   # exact, as check_number gives it
+    elif value.__class__ is not float:        # other ints too: 10**400 is an int that no float holds
         try: value = check_number(value, 'value')
         except SimulatorError as e: raise type(e)(f"memset: {e}") from None
-    dst = _view(dst, 'memset', 'dst'); _on_chip(dst, 'memset', 'dst')
-    _no_self_overlap(dst, 'memset')
+    if dst.__class__ is not View or id(dst.rule) not in _memset_plans:   # a destination pattern not checked before
+        dst = _view(dst, 'memset', 'dst'); _on_chip(dst, 'memset', 'dst')
+        _no_self_overlap(dst, 'memset')
+        if dst.rule is not None: _remember(_memset_plans, id(dst.rule), dst.rule)
     dst.array[...] = np.float32(value)
-    _record('memset', 'Vector', dst, (), dst.partitions, dst.free_size, value=value)
+    if _traces: _record('memset', 'Vector', dst, (), dst.partitions, dst.free_size, value=value)
 
-def dma_copy(dst, src):
-    "Copy `src` into `dst` element by element in row-major order, between SBUF and HBM (a DMA queue)."
+def _dma_plan(dst, src) -> tuple:
+    "Check the operands of `dma_copy` (raise if one is wrong) and say how to copy."
     name = 'dma_copy'
-    dst, src = _view(dst, name, 'dst'), _view(src, name, 'src')
     for k, v in (('dst', dst), ('src', src)):
         if v.tensor.buffer is psum:   # the ISA reference: DMA moves data between SBUF and HBM
             raise SimulatorError(f"{name}: {k} {v!r} is in PSUM, and DMA moves data between SBUF and HBM only; "
@@ -308,10 +346,26 @@ def dma_copy(dst, src):
     if dst.dtype != src.dtype:
         raise SimulatorError(f"{name}: dtypes differ: dst {dst.dtype.name}, src {src.dtype.name}")
     _no_self_overlap(dst, name)
-    vals = src.array if src.tensor is not dst.tensor else src.numpy()
-    _store(dst, vals if vals.shape == dst.shape else np.reshape(vals, dst.shape))
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
-    _record(name, 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize)
+    # the elements go in row-major order: into dst seen in src's shape when that is a view (one pass), else src reshaped
+    into_src_shape = src.shape != dst.shape and _as_shape(dst, src.shape) is not None
+    # (into dst in src's shape?, record's numbers, the patterns' rules)
+    return (into_src_shape, parts, dst.size // parts, dst.size * dst.dtype.itemsize, dst.rule, src.rule)
+
+def dma_copy(dst, src):
+    "Copy `src` into `dst` element by element in row-major order, between SBUF and HBM (a DMA queue)."
+    p = None
+    if dst.__class__ is View and src.__class__ is View:                   # these patterns checked before?
+        p = _dma_plans.get((id(dst.rule), id(src.rule)))
+    if p is None:
+        dst, src = _view(dst, 'dma_copy', 'dst'), _view(src, 'dma_copy', 'src')
+        p = _dma_plan(dst, src)
+        if dst.rule is not None and src.rule is not None: _remember(_dma_plans, (id(dst.rule), id(src.rule)), p)
+    into_src_shape, P, F, nbytes, _, _ = p
+    vals = src.array if src.tensor is not dst.tensor else src.numpy()   # the same tensor: read all before writing
+    if into_src_shape: dst.array.reshape(vals.shape)[...] = vals
+    else: _store(dst, vals)
+    if _traces: _record('dma_copy', 'DMA', dst, (src,), P, F, bytes=nbytes)
 
 ENGINES_FOR_COPY = ('Vector', 'Scalar', 'GpSimd')
 
@@ -440,6 +494,17 @@ def _check_result(r, fn, pid):
         if not isinstance(x, (Tensor, View)):
             raise SimulatorTypeError(f"{which}an object of type {type(x).__name__}, not a tensor; {store}")
 
+_signatures = weakref.WeakKeyDictionary()   # plain function -> (its code, its signature)
+
+def _signature(fn) -> inspect.Signature:
+    "`inspect.signature(fn)`, remembered for a plain function while its code stays the same (about 17 us a call)."
+    if type(fn) is not types.FunctionType or '__signature__' in fn.__dict__ or '__wrapped__' in fn.__dict__:
+        return inspect.signature(fn)
+    hit = _signatures.get(fn)
+    if hit is None or hit[0] is not fn.__code__:
+        hit = _signatures[fn] = (fn.__code__, inspect.signature(fn))
+    return hit[1]
+
 def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
     "Run `kernel` once per program id on fresh cores sharing HBM; floating-point NumPy arrays become HBM tensors; returns NumPy."
     # cores: a list to receive each program's NeuronCore, to read its SBUF/PSUM peaks after the run
@@ -452,7 +517,7 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
     target = get_target(target).name
     if cores is not None and not isinstance(cores, list):
         raise SimulatorTypeError(f"cores must be a list to receive each program's core, or None, got {type(cores).__name__}")
-    sig = inspect.signature(fn)
+    sig = _signature(fn)
     try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{getattr(fn, '__name__', fn)}: {e}") from None
     placed = []

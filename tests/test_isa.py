@@ -235,3 +235,21 @@ def test_every_operand_record_carries_its_tensors_dtype(d1, d2, d3):
         names = [np.dtype(d).name for d in (d3, d1, d2)]
         assert [ins.dst.dtype, ins.srcs[0].dtype, ins.srcs[1].dtype] == names and ins.dtype == names[0]
         assert str(ins.srcs[0]) == "t[sbuf][[5, 3], [1, 5]]+0"           # the text of a record does not change
+
+
+@pytest.mark.parametrize("dst_buf", [nl.sbuf, nl.psum])
+def test_tensor_tensor_reads_at_most_one_input_from_psum(dst_buf):
+    "The ISA reference: data1 and data2 cannot both be in PSUM; one of them may be, and so may the destination."
+    with fresh():
+        p1 = nl.ndarray((4, 8), nl.float32, buffer=nl.psum, name='p1'); nisa.memset(p1, 2.0)
+        p2 = nl.ndarray((4, 8), nl.float32, buffer=nl.psum, name='p2'); nisa.memset(p2, 3.0)
+        s = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, name='s'); nisa.memset(s, 5.0)
+        d = nl.ndarray((4, 8), nl.float32, buffer=dst_buf, name='d')
+        for _ in range(2):                                   # the second time after a remembered good call, still refused
+            with pytest.raises(SimulatorError, match=r"tensor_tensor: data1 p1.ap\(.*\) and data2 p2.ap\(.*\) are both "
+                                                     r"in PSUM, and the engine reads at most one input from PSUM"):
+                nisa.tensor_tensor(d, p1, p2, nl.multiply)
+            with pytest.raises(SimulatorError, match="are both in PSUM"):
+                nisa.tensor_tensor(d[:, :4], p1[:, :4], p1[:, 4:], nl.add)    # two views of one PSUM tile
+            nisa.tensor_tensor(d, p1, s, nl.multiply); assert (d.numpy() == 10).all()
+            nisa.tensor_tensor(d, s, p2, nl.add); assert (d.numpy() == 8).all()

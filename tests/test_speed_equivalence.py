@@ -1,10 +1,12 @@
 """What the simulator remembers to run faster (issue 11, section 3) changes no result, no trace and no error.
 
-A tensor remembers the rule of each access pattern, the pattern and offset of each int/slice index, and the `Access`
-record of each operand (chapters 02 and 03). Each test runs the same work with that memory switched off
-(`CACHE_SIZE = 0`: nothing is remembered, every call takes the full route) and on, and asserts identical outputs
-(bytes), trace records (every field), SBUF/PSUM peaks and error messages. `bench/equiv.py` does the same against a
-saved run of the code before the change, on thousands of generated cases.
+Tensors alike in size, partitions, buffer and dtype share the rule of each access pattern; a tensor remembers the
+pattern and offset of each int/slice index and the `Access` record of each operand; `tensor_tensor`,
+`tensor_reduce`, `memset` and `dma_copy` remember the checked plan of each combination of operand rules (chapters 02
+and 03). Each test runs the same work with that memory switched off (`CACHE_SIZE = 0` and the shared tables emptied:
+nothing is remembered, every call takes the full route) and on, and asserts identical outputs (bytes), trace records
+(every field), SBUF/PSUM peaks and error messages. `bench/equiv.py` does the same against a saved run of the code
+before the change, on thousands of generated cases.
 """
 import contextlib, gc
 import numpy as np
@@ -16,16 +18,21 @@ import dwlit.ap, dwlit.isa
 from dwlit import nl, nisa, trace, simulate_kernel, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.memory import NeuronCore, use_core, ndarray, float32, sbuf, hbm
+from dwlit.memory import NeuronCore, use_core, ndarray, float32, sbuf, psum, hbm
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 
 
+SHARED = [dwlit.ap._shared_rules, dwlit.isa._tt_plans, dwlit.isa._reduce_plans, dwlit.isa._memset_plans,
+          dwlit.isa._dma_plans]
+
+
 @contextlib.contextmanager
 def no_memory():
-    "Nothing remembered inside the block: every pattern, index and record worked out from scratch."
+    "Nothing remembered inside the block: every pattern, index, record and plan worked out from scratch."
     saved = dwlit.ap.CACHE_SIZE, dwlit.isa.CACHE_SIZE
     dwlit.ap.CACHE_SIZE = dwlit.isa.CACHE_SIZE = 0
+    for table in SHARED: table.clear()
     try: yield
     finally: dwlit.ap.CACHE_SIZE, dwlit.isa.CACHE_SIZE = saved
 
@@ -104,13 +111,20 @@ def test_bad_calls_same_with_and_without_memory(buffer):
 
 
 def test_memory_holds_no_tensor():
-    "What a tensor remembers holds no reference to it: a viewed, sliced and traced tensor gives its SBUF back at once."
+    "What is remembered holds no reference to a tensor: a viewed, sliced, traced tensor gives its SBUF back at once."
     core = NeuronCore()
     with use_core(core):
         u = ndarray((128, 1000), float32, name='u')
+        h = nl.ndarray((128, 10), float32, buffer=hbm, name='h')
         u.ap([[1000, 128], [1, 10]]); u[:, :5]
-        with trace(): nisa.memset(u[:, :5], 0.0)
+        with trace():
+            nisa.memset(u[:, :5], 0.0); nisa.memset(u[:, 5:10], 1.0)
+            nisa.tensor_tensor(u[:, 10:15], u[:, :5], u[:, 5:10], nl.add)        # plans for these rules
+            nisa.tensor_reduce(u[:, 15:16], nl.add, u.ap([[1000, 128], [5, 1], [1, 5]], offset=10), axis=2)
+            nisa.dma_copy(h, u[:, :10])
         assert u._rules and u._slices and u._accesses
+        assert dwlit.isa._tt_plans and dwlit.isa._reduce_plans and dwlit.isa._memset_plans and dwlit.isa._dma_plans
+        assert (u.numpy()[:, 10:16] == [1, 1, 1, 1, 1, 5]).all()
         assert core.sbuf.used == 4000
         gc.disable()                          # no cycle collector: only reference counting may release it
         try:
@@ -134,3 +148,62 @@ def test_launch_results_never_alias():
     np.testing.assert_array_equal(b, 2 * x); np.testing.assert_array_equal(x, np.arange(12).reshape(3, 4))
     pair = simulate_kernel(lambda x: (double(x), x), x)                  # items of a tuple: copies
     assert not np.shares_memory(pair[0], pair[1])
+
+
+def _sequence(seed, cores):
+    """A random sequence of instructions over tensors that share geometries (in SBUF, PSUM and HBM, in two dtypes),
+    on views of a few patterns (mostly fitting each other, sometimes not), drawn from a pool used again and again
+    and made afresh; every call's outcome (None or its error) and every tensor's final contents."""
+    r = np.random.default_rng(seed)
+    pick = lambda xs: xs[int(r.integers(0, len(xs)))]
+    core = NeuronCore(); cores.append(core)
+    out = []
+    with use_core(core):
+        P, a, b = int(r.integers(1, 6)), int(r.integers(1, 4)), int(r.integers(2, 4))
+        F = a * b + 2
+        dts = [pick(DTYPES), pick(DTYPES)]
+        ts = []
+        for i, (buf, k) in enumerate([(sbuf, 0), (sbuf, 0), (psum, 0), (hbm, 0), (sbuf, 1), (psum, 1)]):
+            t = ndarray((P, F), dts[k], buffer=buf, name=f"t{i}"); t.write(r.standard_normal((P, F))); ts.append(t)
+        first = [F, P]                                   # on chip: the partition walk; in HBM: any step
+        kinds = {'flat': [[1, a * b]], 'tiles': [[b, a], [1, b]], 'swapped': [[1, b], [b, a]],
+                 'windows': [[1, a], [1, b]], 'bcast': [[0, a], [1, b]], 'rows': [[1, a]], 'one': [[1, 1]]}
+        def view(kind, t=None):
+            t = t or pick(ts)
+            return t.ap([first] + kinds[kind], offset=int(r.integers(0, 2)))
+        pool = {k: [view(k) for _ in range(2)] for k in kinds}
+        v = lambda *ks: (lambda k: pick(pool[k]) if r.integers(0, 3) else view(k))(pick(ks))
+        for _ in range(40):
+            kind = int(r.integers(0, 5))
+            if kind <= 1:
+                d, x, y = v('flat', 'tiles', 'swapped'), v('flat', 'tiles', 'swapped', 'windows', 'bcast'), v('tiles', 'windows', 'bcast', 'rows')
+                op = pick([nl.multiply, nl.add, nl.subtract, nl.maximum, 'add'])
+                call = lambda: nisa.tensor_tensor(d, x, y, op)
+            elif kind == 2:
+                ax = pick([2, 2, 2, (1, 2), 1])
+                d, x = (v('rows') if ax == 2 else v('one', 'rows')), v('tiles', 'windows', 'bcast')
+                op, neg = pick([nl.add, nl.add, nl.maximum, nl.minimum]), pick([False, False, True])
+                call = lambda: nisa.tensor_reduce(d, op, x, axis=ax, negate=neg)
+            elif kind == 3:
+                d, val = v('flat', 'tiles', 'rows', 'bcast'), pick([0, 1.5, 2**60, np.float16(3)])
+                call = lambda: nisa.memset(d, val)
+            else:
+                d, x = v('flat', 'tiles', 'swapped', 'rows'), v('flat', 'tiles', 'swapped', 'windows')
+                call = lambda: nisa.dma_copy(d, x)
+            try: call(); out.append(None)
+            except SimulatorError as e: out.append((type(e).__name__, str(e)))
+        out += [t.numpy().tobytes() for t in ts]
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**20))
+def test_remembered_plans_change_nothing(seed):
+    "Plans shared by tensors alike, across buffers, dtypes, ops, axes and bad calls: as if worked out every time."
+    def go():
+        cores = []
+        with trace() as tr: out = _sequence(seed, cores)
+        return out, records(tr), [(c.sbuf.peak, c.psum.peak) for c in cores]
+    with_memory = go(); again = go()             # the second run finds every plan of the first one remembered
+    with no_memory(): without = go()
+    assert with_memory == again == without
