@@ -26,8 +26,8 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close, shapes_from, HEAD,
-                      row, detail, profile, targets, FLOOR_NOTE)
+from benchlib import (add_common_args, report, CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close,
+                      shapes_from, row, detail, profile, targets)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
 
@@ -177,13 +177,7 @@ def main(shapes=None, argv=None):
     ap.add_argument('--wf', type=int, nargs='*', default=[3, 7, 31])
     ap.add_argument('--layer', action='append', default=[], help="name:N,C,W,W_f[,pad_l,pad_r[,programs]]")
     ap.add_argument('--layers', help="MODULE:ATTR, a list of shape dicts (e.g. the real layers' table)")
-    ap.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'])
-    ap.add_argument('--threads', default='1', help="BLAS threads (read before NumPy loads)")
-    ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall'], help="process CPU time (default) or wall time")
-    ap.add_argument('--memory', default='reuse', choices=['reuse', 'default'],
-                    help="reuse freed memory (default) or leave glibc's allocator as it is (see benchlib)")
-    ap.add_argument('--profile', action='store_true', help="cProfile one simulated run per shape")
-    ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
+    add_common_args(ap)
     a = ap.parse_args(argv)
     from dwlit.memory import DTYPES
     dtype = DTYPES[a.dtype]
@@ -194,13 +188,7 @@ def main(shapes=None, argv=None):
     print(f"1D depthwise, {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of {a.repeat} runs "
           f"taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads {THREADS}; "
           f"memory {MEMORY}; load average {l0:.1f} on {__import__('os').cpu_count()} CPUs at the start")
-    print(HEAD)
-    for sh in shapes:
-        line, more = run_shape(sh, dtype, a.repeat, a.profile)
-        print(line, flush=True)
-        if more: print(more, flush=True)
-    print(FLOOR_NOTE)
-    print(f"load average at the end: {load_avg():.1f}")
+    report([(run_shape, sh) for sh in shapes], dtype, a)
 
 
 if __name__ == '__main__':

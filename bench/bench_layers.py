@@ -13,7 +13,7 @@ from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()
-from benchlib import set_clock, load_avg, HEAD, FLOOR_NOTE
+from benchlib import set_clock, load_avg, add_common_args, report
 import bench_conv1d as b1
 import bench_conv2d as b2
 import real_layers
@@ -24,12 +24,7 @@ def main(argv=None):
     ap.add_argument('--repeat', type=int, default=5)
     ap.add_argument('--batch', type=int, nargs='*', default=list(real_layers.BATCHES))
     ap.add_argument('--only', choices=['1d', '2d'])
-    ap.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'])
-    ap.add_argument('--threads', default='1', help="BLAS threads (read before NumPy loads)")
-    ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall'])
-    ap.add_argument('--memory', default='reuse', choices=['reuse', 'default'])
-    ap.add_argument('--profile', action='store_true')
-    ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
+    add_common_args(ap)
     a = ap.parse_args(argv)
     from dwlit.memory import DTYPES
     dtype = DTYPES[a.dtype]
@@ -38,15 +33,9 @@ def main(argv=None):
           f"{IMPL or 'the installed package'}; medians of {a.repeat} runs taken in turns (ratios: medians of the "
           f"per-turn ratios), {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f} "
           f"on {os.cpu_count()} CPUs at the start")
-    print(HEAD)
-    for dims, mod, shapes in (('1d', b1, real_layers.BENCH_1D), ('2d', b2, real_layers.BENCH_2D)):
-        if a.only and a.only != dims: continue
-        for sh in shapes(a.batch):
-            line, more = mod.run_shape(sh, dtype, a.repeat, a.profile)
-            print(line, flush=True)
-            if more: print(more, flush=True)
-    print(FLOOR_NOTE)
-    print(f"load average at the end: {load_avg():.1f}")
+    report([(mod.run_shape, sh)
+            for dims, mod, shapes in (('1d', b1, real_layers.BENCH_1D), ('2d', b2, real_layers.BENCH_2D))
+            if not a.only or a.only == dims for sh in shapes(a.batch)], dtype, a)
 
 
 if __name__ == '__main__':

@@ -287,3 +287,25 @@ def use_impl_from_argv():
                                                   submodule_search_locations=[d])
     mod = importlib.util.module_from_spec(spec); sys.modules['dwlit'] = mod; spec.loader.exec_module(mod)
     return d
+
+
+def add_common_args(ap):
+    "The options every bench_* script takes (see README.md): dtype, BLAS threads, clock, memory, profile, impl."
+    ap.add_argument('--dtype', default='float32', choices=['float32', 'float16', 'bfloat16'])
+    ap.add_argument('--threads', default='1', help="BLAS threads (read before NumPy loads)")
+    ap.add_argument('--clock', default='cpu', choices=['cpu', 'wall'], help="process CPU time (default) or wall time")
+    ap.add_argument('--memory', default='reuse', choices=['reuse', 'default'],
+                    help="reuse freed memory (default) or leave glibc's allocator as it is (see benchlib)")
+    ap.add_argument('--profile', action='store_true', help="cProfile one simulated run per shape")
+    ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
+
+
+def report(runs, dtype, a):
+    "Print the table: one row (and its details) per (run_shape, shape) of `runs`, then the note on the floor."
+    print(HEAD)
+    for run_shape, sh in runs:
+        line, more = run_shape(sh, dtype, a.repeat, a.profile)
+        print(line, flush=True)
+        if more: print(more, flush=True)
+    print(FLOOR_NOTE)
+    print(f"load average at the end: {load_avg():.1f}")
