@@ -22,12 +22,13 @@ LINE_NO = re.compile(r'\bL\d{2,4}\b')
 
 
 def sources() -> list:
-    "The files a reader gets: README.md, dwlit/*.py, and what git tracks (or would) in nbs/ and scripts/."
+    "The files a reader gets: README.md, dwlit/*.py, and what git tracks (or would) in nbs/, scripts/ and bench/."
     import subprocess
-    r = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard', 'nbs', 'scripts'], cwd=root,
-                       capture_output=True, text=True)
+    r = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard', 'nbs', 'scripts', 'bench'],
+                       cwd=root, capture_output=True, text=True)
     listed = [root / l for l in r.stdout.splitlines()] if r.returncode == 0 else [
-        p for d in ('nbs', 'scripts') for p in (root / d).rglob('*') if not any(q.startswith('.') for q in p.parts)]
+        p for d in ('nbs', 'scripts', 'bench') for p in (root / d).rglob('*')
+        if not any(q.startswith('.') for q in p.parts)]
     files = [root / 'README.md'] + sorted((root / 'dwlit').glob('*.py'))
     return files + sorted(p for p in listed if p.is_file() and '__pycache__' not in p.parts
                           and p.suffix in ('', '.py', '.ipynb', '.md', '.yml', '.css', '.txt', '.svg'))
