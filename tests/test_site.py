@@ -513,3 +513,17 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
         hits = [' '.join(m.group(0).split()) for m in phrases.finditer(text)]
         if hits: bad.append(f"{page.name}: {len(hits)} x {sorted(set(hits))}")
     assert not bad, '"facts.md" or "the seed" on the site:\n' + '\n'.join(bad)
+
+
+def test_the_kernels_bodies_are_on_their_pages(site):
+    "Issue 9/10: a reader holds dwlit's kernels beside the original's, so the site shows their code, not just signatures."
+    import html
+    wanted = {'05_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
+              '09_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
+              '12_engine_question': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
+    missing = []
+    for stem, lines in wanted.items():
+        blocks = re.findall(r'<pre[^>]*>(.*?)</pre>', (site / f'{stem}.html').read_text(), flags=re.S)
+        code = html.unescape('\n'.join(re.sub(r'<[^>]+>', '', b) for b in blocks))
+        missing += [f"{stem}.html: {l!r}" for l in lines if l not in code]
+    assert not missing, "kernel code the lessons walk through is not on the site:\n" + '\n'.join(missing)
