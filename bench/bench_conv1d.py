@@ -4,7 +4,7 @@
                                  [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
                                  [--memory reuse|default] [--impl DIR] [--profile]
 
-Default shapes (issue 11, section 3): N=4, C=512, W=4096, 'same' padding, W_f in {3, 7, 31}, one program, trn1.
+Default shapes: N=4, C=512, W=4096, 'same' padding, W_f in {3, 7, 31}, one program, trn1.
 For each shape, measured in turns so that all see the same machine load:
 - sim: `simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, ...)`, everything included (inputs into HBM, every
   instruction with its checks, the result out of HBM);
@@ -14,7 +14,7 @@ For each shape, measured in turns so that all see the same machine load:
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
 Times are process CPU time by default (the machine may be shared; see benchlib.timed), BLAS on one thread, and freed
 memory reused (see benchlib.set_memory_from_argv). `--impl DIR` benchmarks the dwlit package in DIR (a prototype).
-`--layer`/`--layers` add shapes (the real layers of issue 11, section 1): a list of dicts with keys name, N, C, W,
+`--layer`/`--layers` add shapes (the real layers of chapter 13): a list of dicts with keys name, N, C, W,
 W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF), stride
 (passed to the kernel: a shape out of its contract prints the kernel's error instead of times).
 """

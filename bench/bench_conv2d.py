@@ -4,7 +4,7 @@
                                  [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
                                  [--memory reuse|default] [--impl DIR] [--profile]
 
-Default shape (issue 11, section 3): C=256, N=2, H=W=56, 3x3 kernel, lhs_dilation (2, 2), padding 1 on every side.
+Default shape: C=256, N=2, H=W=56, 3x3 kernel, lhs_dilation (2, 2), padding 1 on every side.
 For each shape, measured in turns so that all see the same machine load:
 - sim: `conv2d_depthwise_f01b_o01i_bf01(img, filt, ...)` through the simulator, everything included;
 - direct: every direct NumPy formulation below, each timed from the same (C, H, W, N) image to the (N, C, H', W')
@@ -13,7 +13,7 @@ For each shape, measured in turns so that all see the same machine load:
   reproducing the simulated output bit for bit.
 `polyphase` skips the zeros the dilation inserts (it multiplies only the taps that land on image pixels); the kernel,
 like the original, multiplies every tap on the dilated grid, so `dense` names the fastest that does the same work.
-`--layer`/`--layers` add shapes (the real layers of issue 11, section 1): dicts with keys name, C, N, H, W, k_H, k_W and
+`--layer`/`--layers` add shapes (the real layers of chapter 13): dicts with keys name, C, N, H, W, k_H, k_W and
 optionally lhs_dilation=(dH, dW), padding=((t, b), (l, r)) ('same' for the kernel if absent), stride (passed to the
 kernel: a shape out of its contract prints the kernel's error instead of times).
 """

@@ -234,11 +234,11 @@ def row(label, t_sim, t_dir, t_rep, best):
             f"{ratio(t_sim, t_rep):>10.2f}x{ratio(t_rep, t_dir):>13.2f}x  {best}")
 
 
-TARGET_REPLAY, TARGET_DIRECT = 1.25, 2.0   # issue 11: at most 1.25x the replay, at most 2x the fastest direct NumPy
+TARGET_REPLAY, TARGET_DIRECT = 1.25, 2.0   # the targets: at most 1.25x the replay, at most 2x the fastest direct NumPy
 
 
 def targets(t_sim, t_dir, t_rep) -> str:
-    "One line: each target of issue 11, met or not, and for the direct-NumPy one whether the floor itself allows it."
+    "One line: each target, met or not, and for the direct-NumPy one whether the floor itself allows it."
     sr, sd, rd = ratio(t_sim, t_rep), ratio(t_sim, t_dir), ratio(t_rep, t_dir)
     a = f"sim/replay {sr:.2f}x {'<=' if sr <= TARGET_REPLAY else '>'} {TARGET_REPLAY}x: {'met' if sr <= TARGET_REPLAY else 'NOT met'}"
     if sd <= TARGET_DIRECT: b = f"sim/direct {sd:.2f}x <= {TARGET_DIRECT:g}x: met"

@@ -3,7 +3,7 @@
     python bench/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120]
     python bench/equiv.py compare A.pkl B.pkl [--expect REGEX]
 
-A change to how the simulator executes (issue 11, section 3) must leave every result and every trace exactly as they
+A change to how the simulator executes must leave every result and every trace exactly as they
 were. `dump` runs generated cases through the package (the installed one, or the one in DIR with `--impl`) and keeps,
 for each case:
 - every output's dtype, shape, bytes (sha256) and layout flags; for a tuple or list, its type and each item;

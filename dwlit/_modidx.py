@@ -49,6 +49,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/dwlit', 'doc_host': 'https
                            'dwlit.cli.TourRow.problems': ('cli.html#tourrow.problems', 'dwlit/cli.py'),
                            'dwlit.cli.UsageError': ('cli.html#usageerror', 'dwlit/cli.py'),
                            'dwlit.cli._Parser': ('cli.html#_parser', 'dwlit/cli.py'),
+                           'dwlit.cli._Parser.__init__': ('cli.html#_parser.__init__', 'dwlit/cli.py'),
                            'dwlit.cli._Parser.error': ('cli.html#_parser.error', 'dwlit/cli.py'),
                            'dwlit.cli._data': ('cli.html#_data', 'dwlit/cli.py'),
                            'dwlit.cli._groups': ('cli.html#_groups', 'dwlit/cli.py'),

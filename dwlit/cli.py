@@ -13,7 +13,7 @@ from .memory import SimulatorError, get_target, as_dtype, TARGETS, MAX_PROGRAMS
 from .isa import trace, simulate_kernel
 
 def predict(tr, target='trn1'):
-    "Chapter 11's predicted schedule of a trace (imported when needed: dwlit.cost loads matplotlib, slow to start)."
+    "Chapter 11's predicted schedule of a trace (dwlit.cost is imported only when a prediction is asked for)."
     from dwlit.cost import predict
     return predict(tr, target)
 
@@ -186,7 +186,7 @@ TOUR_LEGEND = (
     "kernel path: 1D _default, or _f_packing with its chunks; 2D the H tiles (T+: transposed first)",
     "programs: SPMD programs with work, of those launched; Vec, DMA, PE: instructions on the Vector",
     "  engine, the DMA queues and the PE array; SBUF B: peak bytes per SBUF partition of any program",
-    "max err: largest |error| over largest |reference| (allowed: float32 1e-4, bfloat16 5e-2)",
+    "max err: largest |error| over max(1, largest |reference|) (allowed: float32 1e-4, bfloat16 5e-2)",
     "us: the time chapter 11's cost model predicts for the run's trace on trn1")
 
 @dataclass
@@ -448,6 +448,11 @@ def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', pred
 # %% ../nbs/15_cli.ipynb #795685eb
 class _Parser(argparse.ArgumentParser):
     "An ArgumentParser whose errors are one line on stderr and exit status 2."
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes '-1' as a value but '-1,2,3' as an unknown option ("expected one argument"); so that the
+        # value reaches parse_ints, which names the rule it breaks, a comma list of numbers counts as a number too
+        self._negative_number_matcher = re.compile(r'^-\d[\d,]*$|^-\d*\.\d+$')
     def error(self, message):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
@@ -488,7 +493,7 @@ def make_parser() -> argparse.ArgumentParser:
     e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
                        description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
-    e.add_argument('--shape', help='conv1d: N,C,W   conv2d: N,C,H,W')
+    e.add_argument('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
     e.add_argument('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 13)')
     e.add_argument('--batch', metavar='N', help='with --layer: the batch size (default 1)')
     e.add_argument('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')

@@ -105,6 +105,8 @@ def test_explain_conv2d_in_perm():
     (['explain', 'conv1d', '--shape', 'a,b,c'], "--shape must be 3"),
     (['explain', 'conv1d', '--shape', '4,0,10'], "--shape values must be >= 1"),
     (['explain', 'conv1d', '--shape', '4,256,1000', '--padding', '-1'], "--padding values must be >= 0"),
+    (['explain', 'conv1d', '--shape', '4,256,1000', '--padding', '-1,1'], "--padding values must be >= 0, got '-1,1'"),
+    (['explain', 'conv1d', '--shape', '-1,256,1000'], "--shape values must be >= 1, got '-1,256,1000'"),
     (['explain', 'conv2d', '--shape', '1,1,100000000,8'], "--shape values must be <= 10,000,000"),
     (['explain', 'conv1d', '--shape', '4,256,1000', '--padding', '1,2,3'], "--padding must be 1 or 2"),
     (['explain', 'conv1d', '--shape', '1,8,100', '--filter', '600'], "W_f must be < 512"),
