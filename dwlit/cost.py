@@ -348,15 +348,24 @@ def plot_gantt(sched: Schedule, ax=None, title=None, program_id=0, max_bars=4000
 
 # %% ../nbs/11_cost_model.ipynb #a1e0976a
 def check_schedule(sched: Schedule):
-    "Raise `AssertionError` if an engine runs two instructions at once or out of order, or a dependency is broken."
-    last = {}
+    "Raise `AssertionError` if an engine is double-booked or out of order, DMA needs more engines than exist, or a dependency breaks."
+    last, dma = {}, defaultdict(list)
     for s in sched.slots:
-        if s.engine != 'DMA':
-            k = (s.program_id, s.engine)
-            if k in last and s.start_ns < last[k].end_ns - 1e-9:
-                raise AssertionError(f"instruction {s.index} ({s.ins.op}) starts at {s.start_ns:.1f} ns before "
-                                     f"{last[k].index} ends at {last[k].end_ns:.1f} ns on {s.engine}")
-            last[k] = s
+        if s.engine == 'DMA':    # a pool of engines, no program order: count the engines busy at each moment below
+            dma[s.program_id] += [(s.start_ns, s.cost.lanes, s), (s.start_ns + s.cost.busy_ns - 1e-9, -s.cost.lanes, s)]
+            continue
+        k = (s.program_id, s.engine)
+        if k in last and s.start_ns < last[k].end_ns - 1e-9:
+            raise AssertionError(f"instruction {s.index} ({s.ins.op}) starts at {s.start_ns:.1f} ns before "
+                                 f"{last[k].index} ends at {last[k].end_ns:.1f} ns on {s.engine}")
+        last[k] = s
+    for events in dma.values():
+        busy = 0
+        for t, n, s in sorted(events, key=lambda e: (e[0], e[1])):     # at one moment, ends before starts
+            busy += n
+            if busy > sched.model.dma_engines:
+                raise AssertionError(f"instruction {s.index} ({s.ins.op}) starts at {t:.1f} ns when the transfers in "
+                                     f"flight need {busy} DMA engines, more than the {sched.model.dma_engines} there are")
     for b in sched.slots:
         for a in sched.slots[:b.index]:
             writes_read = any(x.tensor_id == a.ins.dst.tensor_id and _overlaps(x, a.ins.dst.lo, a.ins.dst.hi) for x in b.ins.srcs)

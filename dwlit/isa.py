@@ -129,8 +129,8 @@ def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
 
 # %% ../nbs/03_instructions.ipynb #0525c28c
 def _view(x, op, arg) -> View:
-    # Views always come from the package's dwlit.ap, even in a process that has run chapter 02's cells (nbdev-test
-    # reuses its worker processes): Tensor.ap and slicing call the package's dwlit.ap, so one View class is enough.
+    # Views always come from the package's dwlit.ap, even in a process that has also run chapter 02's cells:
+    # Tensor.ap and slicing call the package's dwlit.ap, so one View class is enough.
     if x.__class__ is View or isinstance(x, View): return x
     if isinstance(x, Tensor): return full_view(x)
     if isinstance(x, np.ndarray):   # most likely a kernel function called directly with NumPy arrays
