@@ -26,8 +26,8 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (add_common_args, report, CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close,
-                      shapes_from, row, detail, profile, targets)
+from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
+                      profile, targets)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
 
@@ -179,17 +179,8 @@ def main(shapes=None, argv=None):
     ap.add_argument('--layers', help="MODULE:ATTR, a list of shape dicts (e.g. the real layers' table)")
     add_common_args(ap)
     a = ap.parse_args(argv)
-    from dwlit.memory import DTYPES
-    dtype = DTYPES[a.dtype]
-    set_clock(a.clock)
-    shapes = list(shapes or []) + (default_shapes(a.wf) if not (shapes or a.layer or a.layers) else [])
-    shapes += [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
-    l0 = load_avg()
-    print(f"1D depthwise, {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of {a.repeat} runs "
-          f"taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads {THREADS}; "
-          f"memory {MEMORY}; load average {l0:.1f} on {__import__('os').cpu_count()} CPUs at the start")
-    report([(run_shape, sh) for sh in shapes], dtype, a)
-
+    shapes = shapes_of(shapes, default_shapes(a.wf), a, parse_layer)
+    report([(run_shape, sh) for sh in shapes], a, '1D depthwise', IMPL, THREADS, MEMORY)
 
 if __name__ == '__main__':
     main()

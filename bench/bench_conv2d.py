@@ -25,8 +25,8 @@ IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (add_common_args, report, CLOCK, set_clock, timed, med, load_avg, traced_replay, check_close,
-                      shapes_from, row, detail, profile, targets)
+from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
+                      profile, targets)
 from dwlit import SimulatorError
 from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
@@ -206,17 +206,8 @@ def main(shapes=None, argv=None):
     ap.add_argument('--layers', help="MODULE:ATTR, a list of shape dicts (e.g. the real layers' table)")
     add_common_args(ap)
     a = ap.parse_args(argv)
-    from dwlit.memory import DTYPES
-    dtype = DTYPES[a.dtype]
-    set_clock(a.clock)
-    shapes = list(shapes or []) + (DEFAULT if not (shapes or a.layer or a.layers) else [])
-    shapes += [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
-    print(f"2D depthwise (lhs dilation), {a.dtype}, trn1; dwlit from {IMPL or 'the installed package'}; medians of "
-          f"{a.repeat} runs taken in turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads "
-          f"{THREADS}; memory {MEMORY}; load average {load_avg():.1f} on {__import__('os').cpu_count()} CPUs at the "
-          f"start")
-    report([(run_shape, sh) for sh in shapes], dtype, a)
-
+    shapes = shapes_of(shapes, DEFAULT, a, parse_layer)
+    report([(run_shape, sh) for sh in shapes], a, '2D depthwise (lhs dilation)', IMPL, THREADS, MEMORY)
 
 if __name__ == '__main__':
     main()

@@ -8,12 +8,12 @@ ConvNeXt-T, EfficientNet-B0) at batch 1 and 2, measured exactly as bench_conv1d.
 shapes (same columns, same targets line); the long-convolution layer and a stride-2 layer print the kernel's error
 instead, since they are out of its contract. About two minutes on a quiet machine with --repeat 5.
 """
-import argparse, os
+import argparse
 from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()
-from benchlib import set_clock, load_avg, add_common_args, report
+from benchlib import add_common_args, report
 import bench_conv1d as b1
 import bench_conv2d as b2
 import real_layers
@@ -26,17 +26,10 @@ def main(argv=None):
     ap.add_argument('--only', choices=['1d', '2d'])
     add_common_args(ap)
     a = ap.parse_args(argv)
-    from dwlit.memory import DTYPES
-    dtype = DTYPES[a.dtype]
-    set_clock(a.clock)
-    print(f"Real layers (chapter 13), {a.dtype}, trn1, batch {' and '.join(map(str, a.batch))}; dwlit from "
-          f"{IMPL or 'the installed package'}; medians of {a.repeat} runs taken in turns (ratios: medians of the "
-          f"per-turn ratios), {a.clock} time; BLAS threads {THREADS}; memory {MEMORY}; load average {load_avg():.1f} "
-          f"on {os.cpu_count()} CPUs at the start")
     report([(mod.run_shape, sh)
             for dims, mod, shapes in (('1d', b1, real_layers.BENCH_1D), ('2d', b2, real_layers.BENCH_2D))
-            if not a.only or a.only == dims for sh in shapes(a.batch)], dtype, a)
-
+            if not a.only or a.only == dims for sh in shapes(a.batch)],
+           a, f"Real layers (chapter 13), batch {' and '.join(map(str, a.batch))}", IMPL, THREADS, MEMORY)
 
 if __name__ == '__main__':
     main()

@@ -300,8 +300,21 @@ def add_common_args(ap):
     ap.add_argument('--impl', help="DIR holding a dwlit package to benchmark instead of the installed one")
 
 
-def report(runs, dtype, a):
-    "Print the table: one row (and its details) per (run_shape, shape) of `runs`, then the note on the floor."
+def shapes_of(given, default, a, parse_layer) -> list:
+    "The shapes to time: `given` (from a caller) and --layer/--layers, or `default` when there are none."
+    shapes = list(given or []) + (list(default) if not (given or a.layer or a.layers) else [])
+    return shapes + [parse_layer(s) for s in a.layer] + (shapes_from(a.layers) if a.layers else [])
+
+
+def report(runs, a, what, impl, threads, memory):
+    """Set the clock, print the header (`what`, then how the run is timed), then one row (and its details) per
+    (run_shape, shape) of `runs`, then the note on the floor."""
+    from dwlit.memory import DTYPES
+    dtype = DTYPES[a.dtype]
+    set_clock(a.clock)
+    print(f"{what}, {a.dtype}, trn1; dwlit from {impl or 'the installed package'}; medians of {a.repeat} runs taken in "
+          f"turns (ratios: medians of the per-turn ratios), {a.clock} time; BLAS threads {threads}; memory {memory}; "
+          f"load average {load_avg():.1f} on {os.cpu_count()} CPUs at the start")
     print(HEAD)
     for run_shape, sh in runs:
         line, more = run_shape(sh, dtype, a.repeat, a.profile)
