@@ -129,7 +129,7 @@ def _record(opname, engine, dst, srcs, partitions, free_elems, **attrs):
 
 # %% ../nbs/03_instructions.ipynb #0525c28c
 def _view(x, op, arg) -> View:
-    # Views always come from the package's dwlit.ap, even in a process that has also run chapter 02's cells:
+    # Views always come from the package's dwlit.ap, even in a process that has also run chapter 2's cells:
     # Tensor.ap and slicing call the package's dwlit.ap, so one View class is enough.
     if x.__class__ is View or isinstance(x, View): return x
     if isinstance(x, Tensor): return full_view(x)

@@ -12,11 +12,11 @@ nbs = root / 'nbs'
 # first chapter number of each section -> section title (the chapter plan in the BRIEF)
 SECTIONS = {
     1: "The simulated NeuronCore",
-    4: "Depthwise convolution in 1D",
-    7: "Depthwise convolution in 2D",
-    10: "Why no PE array, and what it costs",
-    13: "Putting it to work",
-    16: "Reference",
+    5: "Depthwise convolution in 1D",
+    10: "Depthwise convolution in 2D",
+    13: "Why no PE array, and what it costs",
+    16: "Putting it to work",
+    22: "Reference",
 }
 
 _re_chapter = re.compile(r'^(\d\d)_\w+\.ipynb$')

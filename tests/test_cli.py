@@ -235,7 +235,7 @@ def test_explain_a_row_longer_than_any_partition_names_the_longest_that_fits():
 
 
 def test_explain_a_real_layer():
-    "--layer NAME plans a preset of chapter 13 on the fewest programs that fit; --batch, --programs, --dtype, --target."
+    "--layer NAME plans a preset of chapter 16 on the fewest programs that fit; --batch, --programs, --dtype, --target."
     from dwlit.layers import LAYERS, programs_to_fit
     r = dwlit('explain', '--layer', 'mamba-2.8b')
     out, flat = r.stdout, ' '.join(r.stdout.split())

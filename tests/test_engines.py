@@ -1,4 +1,4 @@
-"""Chapter 12's contenders: every design matches a plain-loop reference on random shapes (fp32 and bf16), refuses what
+"""Chapter 15's contenders: every design matches a plain-loop reference on random shapes (fp32 and bf16), refuses what
 it cannot do, and the decision-map machinery counts what it says it counts."""
 import numpy as np
 import ml_dtypes
@@ -104,13 +104,13 @@ def test_map_counts_and_sensitivity():
     assert em.winners('trn1', 'float32')[0][0, 1] == (0 if t_vec < t_pe else 1)
     sens = sensitivity(em, {'base': {}, 'same': {}, 'PE 1000x slower': dict(pe_columns_per_cycle=0.001)})
     assert sens['base'][0] == sens['same'][0] == 0 and sens['PE 1000x slower'][1] == 0
-    assert list(VARIANTS)[0] == 'as in chapter 11' and VARIANTS['as in chapter 11'] == {}
+    assert list(VARIANTS)[0] == 'as in chapter 14' and VARIANTS['as in chapter 14'] == {}
 
 
 @pytest.mark.parametrize("dtype", ['float32', 'bfloat16'])
 def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
     """The ISA reference: a tensor_tensor's two inputs cannot both be in PSUM, the GpSimd engine cannot reach PSUM, and
-    the PE array reads its inputs from SBUF. Every contender (chapter 10's identity sum among them) obeys."""
+    the PE array reads its inputs from SBUF. Every contender (chapter 13's identity sum among them) obeys."""
     seen = set()
     for kind in CONTENDERS:
         for name in CONTENDERS[kind]:

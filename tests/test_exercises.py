@@ -301,7 +301,7 @@ def test_h_tile_wrong_answers():
 
 
 def test_h_tile_check_agrees_with_chapter_08_on_the_literal_plan():
-    "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 08's"
+    "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 11's"
     " plan_errors finds wrong output rows; otherwise only for the extra row it loads below its span (harmless there)."
     from dwlit.exercises import _h_tile_verdict
     shapes_with_wrong_rows = shapes_with_only_an_extra_row = 0

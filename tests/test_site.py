@@ -26,7 +26,7 @@ docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
 WINDOW = (1400, 1000)            # CONTRIBUTING.md: a ~900 px content column at this window
 COLUMN = 900                     # ... where figures up to 9 in at dpi 100 show 1:1
 artifacts = root / 'test-artifacts' / 'site'
-KERNEL_CHAPTERS = ['05_conv1d_kernels', '09_conv2d', '06_conv1d_dispatch', '04_virtual_im2col']
+KERNEL_CHAPTERS = ['08_conv1d_kernels', '12_conv2d', '07_conv1d_dispatch', '06_virtual_im2col']
 
 
 @pytest.fixture(scope='module')
@@ -518,9 +518,9 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
 def test_the_kernels_bodies_are_on_their_pages(site):
     "Issue 9/10: a reader holds dwlit's kernels beside the original's, so the site shows their code, not just signatures."
     import html
-    wanted = {'05_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
-              '09_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
-              '12_engine_question': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
+    wanted = {'08_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
+              '12_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
+              '15_engine_question': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
     missing = []
     for stem, lines in wanted.items():
         blocks = re.findall(r'<pre[^>]*>(.*?)</pre>', (site / f'{stem}.html').read_text(), flags=re.S)

@@ -64,4 +64,4 @@ def test_a_new_chapter_joins_the_sidebar(tmp_path):
     assert [(c['file'], c['title'], c['description']) for c in chs] == [
         ('01_a.ipynb', 'A', 'about A'), ('04_c.ipynb', 'C', 'about C'), ('05_b.ipynb', 'B', 'about B')]
     yml = sidebar_yml(chs)
-    assert yml.index('01_a') < yml.index('Depthwise convolution in 1D') < yml.index('04_c') < yml.index('05_b')
+    assert yml.index('01_a') < yml.index('04_c') < yml.index('Depthwise convolution in 1D') < yml.index('05_b')

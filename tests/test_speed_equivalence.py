@@ -2,8 +2,8 @@
 
 Tensors alike in size, partitions, buffer and dtype share the rule of each access pattern; a tensor remembers the
 pattern and offset of each int/slice index and the `Access` record of each operand; `tensor_tensor`,
-`tensor_reduce`, `memset` and `dma_copy` remember the checked plan of each combination of operand rules (chapters 02
-and 03). Each test runs the same work with that memory switched off (`CACHE_SIZE = 0` and the shared tables emptied:
+`tensor_reduce`, `memset` and `dma_copy` remember the checked plan of each combination of operand rules (chapters 2
+and 3). Each test runs the same work with that memory switched off (`CACHE_SIZE = 0` and the shared tables emptied:
 nothing is remembered, every call takes the full route) and on, and asserts identical outputs (bytes), trace records
 (every field), SBUF/PSUM peaks and error messages. `bench/equiv.py` does the same against a saved run of the code
 before the change, on thousands of generated cases.
