@@ -7,23 +7,30 @@ Modules:
 
 __version__ = "0.1.0"
 
-# The public API (see README): `from dwlit import nl, nisa`, `dwlit.simulate_kernel`, `dwlit.trace`, errors.
-from .memory import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, Tensor, NeuronCore, TARGETS,
-                     get_target, set_target, using_target, current_core, use_core, reset_default_core,
-                     MAX_PROGRAMS, MAX_HBM_BYTES)
-from . import ap as _ap  # noqa: F401  (gives Tensor its .ap and slicing)
+import importlib
+
+# The simulator: errors and budgets, memory, access patterns, instructions, the launcher.
+from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError,
+                     MAX_PROGRAMS, MAX_HBM_BYTES, MAX_INSTRUCTIONS)
+from .memory import (Tensor, NeuronCore, TARGETS, get_target, set_target, using_target, current_core, use_core,
+                     reset_default_core)
 from .ap import View, touch_counts
-from .isa import nl, nisa, trace, Trace, Instruction, simulate_kernel, kernel, NotModelledError
+from . import language as nl, isa as nisa
+from .isa import trace, Trace, Instruction
+from .language import simulate_kernel, kernel
 
-# The kernels and what plans them without running them (chapters 05-09), and the cost model (chapter 11).
-from .conv1d import conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_depthwise_bf01_oi01_bf01
-from .conv1d_plan import conv1d_plan
-from .conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
-from .layouts import parse_conv_labels, convert_layout
-from .cost import predict
+# Everything else, imported when first asked for: name -> module.
+_LAZY = {
+    'conv1d_depthwise_default': 'conv1d', 'conv1d_depthwise_f_packing': 'conv1d', 'conv1d_depthwise_bf01_oi01_bf01': 'conv1d',
+    'conv1d_plan': 'conv1d_plan', 'conv2d_depthwise_f01b_o01i_bf01': 'conv2d', 'conv2d_plan': 'conv2d',
+    'parse_conv_labels': 'layouts', 'convert_layout': 'layouts', 'predict': 'cost',
+    'LAYERS': 'layers', 'Layer': 'layers', 'get_layer': 'layers', 'run_layer': 'layers', 'explain_args': 'layers',
+    'framework_reference': 'layers', 'NotDone': 'exercises', 'EXERCISES': 'exercises'}
 
-# Real layers (chapter 13): the presets, a layer through the kernels, and the framework reference (JAX, else NumPy).
-from .layers import LAYERS, Layer, get_layer, run_layer, explain_args, framework_reference
 
-# The exercises (chapter 14): a stub raises NotDone until you answer it; each check_... in dwlit.exercises runs your code.
-from .exercises import NotDone, EXERCISES
+def __getattr__(name):
+    if name in _LAZY: return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'dwlit' has no attribute {name!r}")
+
+
+def __dir__(): return sorted(set(globals()) | set(_LAZY))
