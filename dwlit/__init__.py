@@ -2,7 +2,6 @@
 
 Modules:
 
-- `dwlit.book`: Where every fact in this book comes from: the original kernel file and what "L251" means, the public relatives of that file, the NKI documentation behind each hardware figure, XLA's convolution semantics, and the papers of the real layers.
 - `dwlit.layers`: The depthwise layers of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels: dispatch, SPMD programs and SBUF per target, instructions by engine, predicted time, and a check against XLA's own convolution; and the two kinds of layer the kernels refuse."""
 
 __version__ = "0.1.0"

@@ -10,7 +10,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 import numpy as np
-from .memory import SimulatorError, DTYPES
+from .checks import SimulatorError
+from .memory import DTYPES
 from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
 
 # %% auto #0

@@ -1,0 +1,17 @@
+"""NKI's front end as dwlit models it: `import dwlit.nki as nki`, `import dwlit.nki.language as nl`,
+`import dwlit.nki.isa as nisa` give dwlit's `dwlit.language` and `dwlit.isa` under NKI's names (chapter 17)."""
+import sys
+from .. import language, isa
+from ..language import jit, simulate_kernel
+
+sys.modules[__name__ + '.language'] = language
+sys.modules[__name__ + '.isa'] = isa
+
+
+def simulate(kernel):
+    "NKI's `nki.simulate(kernel)(*arrays)`: run `kernel` (or `kernel[n]`) on the simulator, NumPy in and out."
+    def run(*args, **kwargs):
+        if callable(kernel) and hasattr(kernel, 'func') and not hasattr(kernel, 'keywords'):
+            return simulate_kernel(kernel, *args, **kwargs)
+        return kernel(*args, **kwargs)
+    return run
