@@ -29,7 +29,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
                       profile, targets)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, PACK, div_ceil, C_TILE_SIZE
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.tiling import PACK, div_ceil, C_TILE_SIZE
 
 F32 = np.float32
 

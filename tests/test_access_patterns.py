@@ -3,7 +3,8 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from dwlit.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core, AccessPatternError, SimulatorError
+from dwlit.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core
+from dwlit.checks import AccessPatternError, SimulatorError
 
 
 def explicit_addresses(pattern, offset):

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import nl, nisa, simulate_kernel
-from dwlit.memory import (ndarray, hbm_tensor, NeuronCore, use_core, float32, bfloat16, sbuf, psum, hbm, shared_hbm,
-                          MAX_HBM_BYTES, MAX_PROGRAMS, TARGETS)
+from dwlit.memory import ndarray, hbm_tensor, NeuronCore, use_core, float32, bfloat16, sbuf, psum, hbm, shared_hbm, TARGETS
+from dwlit.checks import MAX_HBM_BYTES, MAX_PROGRAMS
 
 SETTINGS = dict(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -295,9 +295,9 @@ def test_step0_views_of_any_size_are_bounded(dt):
         must_fail(lambda: nisa.tensor_reduce(r, nl.add, wide, axis=2), 'tensor_reduce', 'data', 'MAX_FREE_ELEMENTS')
         must_fail(lambda: nisa.memset(t.ap([[12, 2], [0, 10**12]]), 0.0), 'memset', 'more than once')
         must_fail(lambda: nisa.tensor_tensor(t.ap([[12, 2], [0, 10**12]]), wide[:, 0, :], wide[:, 0, :], nl.add),
-                  'tensor_tensor', 'more than once')
-        must_fail(lambda: wide.numpy(), 't.ap(', 'MAX_HBM_BYTES')
-        must_fail(lambda: wide.addresses(), 't.ap(', 'MAX_HBM_BYTES')
+                  'tensor_tensor', 'MAX_FREE_ELEMENTS')
+        must_fail(lambda: wide.numpy(), 't.ap(', 'MAX_VIEW_ELEMENTS')
+        must_fail(lambda: wide.addresses(), 't.ap(', 'MAX_VIEW_ELEMENTS')
         h = ndarray((2, 12), dt, buffer=hbm, name='h')
         must_fail(lambda: nisa.dma_copy(h.ap([[0, 10**6], [0, 10**6]]), wide[:, 0, :]), 'dma_copy')
 

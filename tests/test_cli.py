@@ -294,7 +294,7 @@ def test_the_tour_reports_a_wrong_kernel(monkeypatch, capsys):
         cases[0].kernel = lambda *a, **kw: _plus(getattr(k, 'func', k)(*a, **kw))
         return cases
     def _plus(t):  # the kernel's output tensor, nudged by 1e-3 in one element
-        t.data[0, 0, 0, 0] += 1e-3
+        t.storage[0] += 1e-3
         return t
     monkeypatch.setattr(cli, 'tour_cases', broken)
     status = cli.main(['tour', '--progress', 'never'])

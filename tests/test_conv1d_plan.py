@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError, AllocationError
-from dwlit.memory import MAX_PROGRAMS, TARGETS
+from dwlit.checks import MAX_PROGRAMS
+from dwlit.memory import TARGETS
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
-from dwlit.conv1d_plan import (dispatch_decision, spmd_tile_table, instruction_free_sizes, sbuf_report, max_W,
-                               conv1d_plan)
+from dwlit.tiling import dispatch_decision, spmd_tile_table, instruction_free_sizes
+from dwlit.conv1d_plan import sbuf_report, max_W, conv1d_plan
 
 
 @st.composite
@@ -102,7 +103,7 @@ def test_sbuf_report_idle_and_bad_plan():
     assert [total > 0 for _, _, total, _ in rows] == [True, True, True, False, False]
     with pytest.raises(SimulatorError, match="W_f must be < 512"):
         conv1d_plan((1, 4, 1, 600), (4, 1, 1, 512), ((0, 0), (0, 0)))
-    with pytest.raises(SimulatorError, match="img.shape must be 4-D"):
+    with pytest.raises(SimulatorError, match="img.shape must have 4 dimensions"):
         conv1d_plan((4, 1, 600), (4, 1, 1, 5), ((0, 0), (0, 0)))
     with pytest.raises(SimulatorError, match="W_out = .* < 1"):
         conv1d_plan((1, 4, 1, 2), (4, 1, 1, 5), ((0, 0), (0, 0)))

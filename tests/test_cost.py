@@ -128,7 +128,7 @@ def _one_matmul(x):
     o = nl.ndarray((128, 500), nl.float32, buffer=nl.psum)
     nisa.memset(a, 1.0); nisa.memset(b, 1.0)
     nisa.nc_matmul(o, a, b)
-    t = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
+    t = nl.ndarray((128, 128), x.dtype, buffer=nl.psum)       # the ISA reference: a transpose keeps its dtype
     nisa.nc_transpose(t, a)
     return x
 

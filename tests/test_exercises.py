@@ -6,8 +6,8 @@ import pytest
 from PIL import Image
 
 from dwlit import nl, nisa, NotDone, EXERCISES
-from dwlit.conv1d import div_ceil
-from dwlit.conv1d_plan import spmd_tile_table
+from dwlit.tiling import div_ceil
+from dwlit.tiling import spmd_tile_table
 from dwlit.dilation import calc_dilated_dimension, h_window_plan, plan_errors
 from dwlit.exercises import (Result, dataflow, check_window_view, check_filter_view, check_conv1d_tile,
                              check_program_channels, check_chunk_loop, check_dilated_row, check_h_tile,

@@ -61,9 +61,10 @@ def _dilated():
 # 'module.function': a call on a small example, like the chapter's own
 SAMPLES = {
     'ap.show_touches': lambda f: f(_view(), title='Input: a (4, 12) tensor. Output: how often the view reads each element'),
-    'conv1d_plan.plot_dispatch': lambda f: f(300, 5),
-    'conv1d_plan.plot_tiles': lambda f: f(600, 4),
-    'conv1d_plan.plot_chunks': lambda f: f(300, 31),
+    'tiling.plot_dispatch': lambda f: f(300, 5),
+    'tiling.plot_tiles': lambda f: f(600, 4),
+    'tiling.plot_chunks': lambda f: f(300, 31),
+    'memory.draw_memories': lambda f: f(),
     'cost.plot_gantt': lambda f: f(dwlit.predict(_trace()), title='Input: a traced 1D kernel. Output: its timeline'),
     'dilation.draw_dilated': lambda f: f(*_dilated(), title='Output: the dilated, padded buffer'),
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),

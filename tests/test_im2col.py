@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from dwlit import trace, NeuronCore
 from dwlit.memory import use_core, ndarray, float32
-from dwlit.im2col import (window_ap, broadcast_ap, read_map, conv1d_dense_on_pe_array, depthwise_as_dense, pe_macs)
+from dwlit.im2col import window_ap, broadcast_ap, read_map, conv1d_dense_on_pe_array, depthwise_as_dense, pe_macs
 
 
 @settings(max_examples=100, deadline=None)

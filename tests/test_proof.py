@@ -5,8 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, SimulatorError
 from dwlit.isa import nc_matmul as _mm_alias
-from dwlit.proof import (isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram,
-                         INTRINSIC_ENGINE, conv2d_depthwise_identity_matmul)
+from dwlit.proof import isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE, conv2d_depthwise_identity_matmul
 
 
 def _helper(dst, a, b):

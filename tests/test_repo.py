@@ -128,7 +128,8 @@ def _bad_calls():
     from dwlit import nl, nisa
     from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
     from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d, conv2d_plan
-    from dwlit.conv1d_plan import conv1d_plan, dispatch_decision, spmd_tile_table
+    from dwlit.conv1d_plan import conv1d_plan
+    from dwlit.tiling import dispatch_decision, spmd_tile_table
     x1, f1 = np.zeros((1, 8, 1, 100), np.float32), np.zeros((8, 1, 1, 3), np.float32)
     x2, f2 = np.zeros((8, 5, 6, 1), np.float32), np.zeros((8, 3, 3, 1), np.float32)
     pad1, pad2 = ((0, 0), (1, 1)), ((1, 1), (1, 1))
