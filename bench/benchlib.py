@@ -130,13 +130,15 @@ def _compile(ins, store, ops):
     if ins.op == 'tensor_reduce':
         x = s[0]
         op, axis = ops[ins.attrs['op']], ins.attrs['axis']
-        axes = tuple(sorted(axis)) if isinstance(axis, tuple) else (axis,)
-        if op.name == 'add' and len(axes) == 1 and x.ndim >= 3 and d.dtype == x.dtype == f32:
-            out = _reshaped(d, x.shape[:-1])
-            if out is not None:                                   # the simulator's reduce: a product with ones
-                def run(x=x, ones=_ones(x.shape[-1]), out=out): np.matmul(x, ones, out=out)
-                return run
-        def run(uf=op.ufunc, x=x, axes=axes, d=d): d[...] = uf.reduce(x.astype(f32), axis=axes).reshape(d.shape)
+        k = len(axis) if isinstance(axis, tuple) else 1
+        x = x.reshape(x.shape[:x.ndim - k] + (-1,))
+        if x.shape[-1] > 32: x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, -1, 0)), 0, -1)
+        out = _reshaped(d, x.shape[:-1]) if d.dtype == x.dtype == f32 else None
+        def run(uf=op.ufunc, x=x, d=d, out=out):      # the simulator's order: one element after another, in fp32
+            xs = x if x.dtype == f32 else x.astype(f32)
+            acc = xs[..., 0].copy() if xs.shape[-1] == 1 else uf(xs[..., 0], xs[..., 1])
+            for i in range(2, xs.shape[-1]): uf(acc, xs[..., i], out=acc)
+            d[...] = acc.reshape(d.shape)
         return run
     raise NotImplementedError(f"replay of {ins.op} (the depthwise kernels do not issue it)")
 
