@@ -15,6 +15,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/dwlit', 'doc_host': 'https
                           'dwlit.ap._check_expansion': ('access_patterns.html#_check_expansion', 'dwlit/ap.py'),
                           'dwlit.ap._check_partitions': ('access_patterns.html#_check_partitions', 'dwlit/ap.py'),
                           'dwlit.ap._extent': ('access_patterns.html#_extent', 'dwlit/ap.py'),
+                          'dwlit.ap._int_or_none': ('access_patterns.html#_int_or_none', 'dwlit/ap.py'),
                           'dwlit.ap._pair': ('access_patterns.html#_pair', 'dwlit/ap.py'),
                           'dwlit.ap._pairs': ('access_patterns.html#_pairs', 'dwlit/ap.py'),
                           'dwlit.ap._strided': ('access_patterns.html#_strided', 'dwlit/ap.py'),

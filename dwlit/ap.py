@@ -59,12 +59,12 @@ def _pairs(tensor, pattern) -> tuple:
     "`pattern` as a tuple of (step, num) Python-int pairs; anything else is refused with the rule."
     try:
         if not isinstance(pattern, (list, tuple, np.ndarray)): raise TypeError
-        pairs = tuple(_pair(p) for p in pattern)
+        pairs = tuple([_pair(p) for p in pattern])
     except (TypeError, ValueError): pairs = ()
     if not pairs:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: a pattern is a non-empty list of "
                                  f"[step, num] pairs of integers (not bools)")
-    if min(n for _, n in pairs) < 1:
+    if min([n for _, n in pairs]) < 1:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: every num must be >= 1")
     if len(pairs) > 1 + MAX_FREE_DIMS:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: {len(pairs)} pairs, but a pattern "
@@ -73,8 +73,10 @@ def _pairs(tensor, pattern) -> tuple:
 
 def _pair(p) -> tuple:
     "One [step, num] pair as Python ints (a list, a tuple or an array of two integers; a bool is not one)."
-    s, n = p if isinstance(p, (list, tuple, np.ndarray)) else ()    # a set {step, num} has no order
-    if s.__class__ is int and n.__class__ is int: return s, n
+    if p.__class__ is list or p.__class__ is tuple:
+        s, n = p
+        if s.__class__ is int and n.__class__ is int: return s, n
+    else: s, n = p if isinstance(p, (list, tuple, np.ndarray)) else ()    # a set {step, num} has no order
     if isinstance(s, (bool, np.bool_)) or isinstance(n, (bool, np.bool_)): raise TypeError
     return operator.index(s), operator.index(n)
 
@@ -104,11 +106,11 @@ def _check_partitions(tensor, pairs, offset):
 def make_view(tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` (`[[step, num], ...]`, outermost first) from `offset`, bounds-checked."
     pairs = _pairs(tensor, pattern)
-    if offset.__class__ is not int and (isinstance(offset, (bool, np.bool_)) or not hasattr(offset, '__index__')) \
-            or operator.index(offset) < 0:
+    off = offset if offset.__class__ is int else _int_or_none(offset)
+    if off is None or off < 0:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: offset must be an integer >= 0, "
                                  f"got offset={shown(offset)}")
-    offset = operator.index(offset)
+    offset = off
     lo, hi = _extent(pairs)
     if offset + lo < 0 or offset + hi >= tensor.size:
         raise AccessPatternError(f"out of bounds: tensor {tensor.name!r} ({tensor.buffer.name}, {tensor.size:,} elements) "
@@ -117,10 +119,17 @@ def make_view(tensor, pattern, offset=0) -> View:
     if tensor.buffer.on_chip: _check_partitions(tensor, pairs, offset)
     return View(tensor, pairs, offset, _strided(tensor, pairs, offset))
 
+def _int_or_none(x):
+    "`x` as a Python int if it is an integer (a NumPy one too, not a bool), else None."
+    if isinstance(x, (bool, np.bool_)): return None
+    try: return operator.index(x)
+    except TypeError: return None
+
 def _strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
-    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * s.itemsize, [st * s.itemsize for st, _ in pairs])
+    isz = s.itemsize
+    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz for st, _ in pairs])
     except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
                                  f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
