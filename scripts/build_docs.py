@@ -20,13 +20,23 @@ Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev
 Notes (printed with --verbose): cells that mix imports with other code are staged with their imports split off
 (nbdev-proc-nbs runs such cells whole); backticked names nbdev linked to an API entry that does not exist (a private
 helper, a method) are linked to their page instead."""
-import ast, json, re, shutil, subprocess, sys, time, uuid
+import ast, importlib, json, re, shutil, subprocess, sys, time, uuid
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import title_and_description  # noqa: E402
+from chapters import chapters, label, neighbours, title_and_description  # noqa: E402
+
+# What the build imports, all from the dev extra of pyproject.toml (`main` checks them first and names what is missing)
+NEEDS = ['yaml', 'nbdev', 'sphinx', 'myst_nb', 'furo', 'latex2mathml']
+
+
+def missing_extras() -> list:
+    "The modules of NEEDS that cannot be imported."
+    missing = []
+    for m in NEEDS:
+        try: importlib.import_module(m)
+        except ImportError: missing.append(m)
+    return missing
 
 root = Path(__file__).resolve().parent.parent
 nbs, work, out = root / 'nbs', root / '_docs_build', root / 'docs'
@@ -35,7 +45,7 @@ conf_dir = Path(__file__).resolve().parent / 'sphinx'
 
 WIDGET_MIME = 'application/vnd.jupyter.widget-view+json'
 WIDGET_NOTE = ("*Interactive widget: it needs a live Python kernel, so open this notebook in JupyterLab to move its "
-               "sliders. The static figure next to it shows the same thing.*")
+               "sliders ([how](index.ipynb#open-the-notebooks)). The static figure next to it shows the same thing.*")
 
 
 NOTES = []      # what the build adjusted; printed with --verbose
@@ -49,6 +59,11 @@ def repository() -> str:
     import tomllib
     urls = tomllib.loads((root / 'pyproject.toml').read_text())['project'].get('urls') or {}
     return urls.get('Repository', '').rstrip('/')
+
+
+def _yaml(text):
+    import yaml
+    return yaml.safe_load(text)
 
 
 def _src(cell): return ''.join(cell['source'])
@@ -101,6 +116,17 @@ _re_cdn_css = re.compile(r'<link[^>]+href="https?://[^"]*font-awesome[^"]*"[^>]*
 _re_dir = re.compile(r'^#\|\s*([\w-]+)\s*:?\s*(.*?)\s*$')
 
 
+def only_checks(code: str) -> bool:
+    "Whether a cell's code is nothing but checks (test_eq, test_fail, ... calls and asserts): the site folds it."
+    try: body = ast.parse(code).body
+    except SyntaxError: return False
+    def check(st):
+        if isinstance(st, ast.Assert): return True
+        f = st.value.func if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
+        return f is not None and getattr(f, 'id', getattr(f, 'attr', '')).startswith('test_')
+    return bool(body) and all(check(st) for st in body)
+
+
 def cell_for_sphinx(cell):
     "A processed code cell with its `#|` options turned into MyST-NB tags; None to drop it."
     lines, opts = _src(cell).splitlines(), {}
@@ -113,6 +139,8 @@ def cell_for_sphinx(cell):
     if opts.get('output') == 'false': tags.add('remove-output')
     if opts.get('code-fold') == 'true': tags.add('hide-input')       # Quarto's folded code; 'show' stays open
     cell['source'] = '\n'.join(lines)
+    if 'remove-input' not in tags and not cell.get('outputs') and only_checks(cell['source']):
+        tags |= {'hide-input', CHECKS_TAG}                             # folded under "Show the checks" (fold_checks)
     outs = []
     for o in cell.get('outputs', []):
         data = o.get('data', {})
@@ -121,7 +149,7 @@ def cell_for_sphinx(cell):
         elif 'text/html' in data:       # matplotlib's jshtml links Font Awesome from a CDN: styles.css draws its icons
             data['text/html'] = _re_cdn_css.sub('', ''.join(data['text/html']))
         elif 'text/markdown' in data:   # show_doc starts with a rule, which docutils allows only between sections
-            data['text/markdown'] = _source_links(re.sub(r'^\s*---\s*\n', '', ''.join(data['text/markdown'])))
+            data['text/markdown'] = signature_md(_source_links(re.sub(r'^\s*---\s*\n', '', ''.join(data['text/markdown']))))
         outs.append(o)
     cell['outputs'] = outs
     cell['metadata'] = {'tags': sorted(tags)} if tags else {}
@@ -135,6 +163,64 @@ def _source_links(md: str) -> str:
     "show_doc's `[source](...)` link kept only when it points into the project's repository (none is named: dropped)."
     repo = repository()
     return _re_source.sub(lambda m: m.group(0) if repo and m.group(1).startswith(repo + '/') else '', md)
+
+
+CHECKS_TAG = 'dwlit-checks'
+LONG_DEFAULT = 60               # a default argument longer than this is shortened in a signature
+
+
+def _classes() -> dict:
+    "{name: [its bases]} of every class defined at the top of a dwlit module."
+    out = {}
+    for py in sorted((root / 'dwlit').glob('*.py')):
+        for n in ast.parse(py.read_text()).body:
+            if isinstance(n, ast.ClassDef): out[n.name] = [ast.unparse(b) for b in n.bases]
+    return out
+
+
+def _short_default(node, seg: str) -> str:
+    "A long default argument shortened: a string's first characters, a container's first items, else `...`."
+    if isinstance(node, ast.Constant) and isinstance(node.value, str): return repr(node.value[:30] + ' …')
+    items = node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else None
+    if isinstance(node, ast.Dict): items = [f"{ast.unparse(k)}: {ast.unparse(v)}" for k, v in zip(node.keys, node.values)]
+    elif items is not None: items = [ast.unparse(e) for e in items]
+    if not items: return '...'
+    o, c = {'List': '[]', 'Tuple': '()', 'Set': '{}', 'Dict': '{}'}[type(node).__name__]
+    kept = []
+    for it in items:
+        if kept and len(', '.join(kept + [it])) > LONG_DEFAULT - 10: break
+        kept.append(it)
+    return o + ', '.join(kept) + (', ...' if len(kept) < len(items) else '') + c
+
+
+def signature(sig: str, classes: dict) -> str:
+    "show_doc's `def Name(...) -> None:` for a class made `class Name(...):`; defaults over LONG_DEFAULT shortened."
+    m = re.match(r'def (\w+)\(', sig)
+    if not m: return sig
+    try: fn = ast.parse(sig.replace('<factory>', '_factory_').rstrip() + '\n    pass').body[0]    # same length
+    except SyntaxError: return sig
+    starts = [0]
+    for line in sig.splitlines(keepends=True): starts.append(starts[-1] + len(line))
+    def at(lineno, col): return starts[lineno - 1] + len(sig.splitlines(keepends=True)[lineno - 1].encode()[:col].decode())
+    cuts = []
+    for d in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+        a, b = at(d.lineno, d.col_offset), at(d.end_lineno, d.end_col_offset)
+        if b - a > LONG_DEFAULT: cuts.append((a, b, _short_default(d, sig[a:b])))
+    for a, b, new in sorted(cuts, reverse=True): sig = sig[:a] + new + sig[b:]
+    name = m.group(1)
+    if name in classes:
+        if classes[name] and re.fullmatch(r'def \w+\(\s*\*args, \*\*kwargs\s*\):?\s*', sig):
+            return f"class {name}({', '.join(classes[name])}):"          # an exception: its bases say what it is
+        sig = re.sub(r'\)\s*->\s*None\s*:', '):', 'class' + sig[3:])
+        sig = re.sub(r'^class (\w+)\(\):', r'class \1:', sig)
+    return sig
+
+
+def signature_md(md: str) -> str:
+    "show_doc's markdown with its signature block fixed by `signature`."
+    classes = _classes()
+    return re.sub(r'(```python\n)(.*?)(\n```)', lambda m: m.group(1) + signature(m.group(2), classes) + m.group(3),
+                  md, count=1, flags=re.S)
 
 
 _CELL_KEYS = {'code': {'cell_type', 'id', 'metadata', 'source', 'outputs', 'execution_count'},
@@ -156,23 +242,66 @@ def toctree_md(sidebar: dict) -> str:
     return '\n\n'.join(blocks)
 
 
-def nb_for_sphinx(nb: dict, is_index: bool, sidebar: dict, description: str = None) -> dict:
-    "A processed notebook as MyST-NB should render it; `description`: the subtitle (default: nbdev's front matter)."
+def _drop_written_next(cells: list) -> list:
+    "A chapter's own closing 'Next: ...' paragraph left out: the build writes one from the chapter order (`next_md`)."
+    for c in reversed(cells):
+        if c['cell_type'] == 'raw' or not _src(c).strip(): continue
+        if c['cell_type'] != 'markdown': break
+        paras = re.split(r'\n\s*\n', _src(c).strip())
+        keep = [p for p in paras if not p.lstrip().startswith(('Next:', '**Next:**', '**Next**:'))]
+        if len(keep) < len(paras):
+            note(f"{NB_NAME[0]}: its closing 'Next:' paragraph is left out; the site writes one from the chapter order")
+            if keep: c['source'] = '\n\n'.join(keep) + '\n'
+            else: cells.remove(c)
+        break
+    return cells
+
+
+NB_NAME = ['']                 # the notebook being converted, for notes
+
+
+def notebook_md(chapter: dict) -> str:
+    "The line under a chapter's subtitle: download its notebook from this site, see it in the repository."
+    repo, f = repository(), chapter['file']
+    there = f' or <a href="{repo}/blob/main/nbs/{f}">see it in the repository</a>' if repo else ''
+    return (f'<p class="dwlit-notebook">This chapter is a notebook: <a href="{f}" download>download {f}</a> '
+            f'and open it in JupyterLab (<a href="index.html#open-the-notebooks">how</a>){there}.</p>')
+
+
+def next_md(chapter: dict) -> str:
+    "The paragraph that ends a chapter: the next chapter in the sidebar's order, or back to the list after the last."
+    nxt = neighbours()[chapter['stem']]
+    if nxt is None: return "{.dwlit-next}\n**Next:** that was the last chapter; [the list of chapters](index.ipynb#the-chapters)."
+    desc = f": {nxt['description']}" if nxt['description'] else ''
+    return f"{{.dwlit-next}}\n**Next:** [{label(nxt)}]({nxt['file']}){desc}"
+
+
+_re_nested_link = re.compile(r'\[\[(`[^`\]]+`)\]\([^)\s]*\)\]\(')
+
+
+def nb_for_sphinx(nb: dict, is_index: bool, sidebar: dict, description: str = None, chapter: dict = None) -> dict:
+    "A processed notebook as MyST-NB should render it; `description`: the subtitle (default: nbdev's front matter);"
+    " `chapter` (from scripts/chapters.py): numbers the title, links the notebook, ends the page with 'Next:'."
     cells = []
     for c in nb['cells']:
         if c['cell_type'] == 'raw' and _src(c).startswith('---'):
-            fm = yaml.safe_load(_src(c).strip().strip('-')) or {}
-            md = f"# {fm.get('title', 'dwlit')}"
+            fm = _yaml(_src(c).strip().strip('-')) or {}
+            md = f"# {label(chapter) if chapter else fm.get('title', 'dwlit')}"
             desc = description if description is not None else fm.get('description')
             if desc: md += f"\n\n{{.lead}}\n{desc}"
+            if chapter: md += '\n\n' + notebook_md(chapter)
             cells.append(_md(md))
         elif c['cell_type'] == 'code':
             c = cell_for_sphinx(c)
             if c is not None: cells.append({'id': _new_id(), **c})
         elif c['cell_type'] == 'markdown':
             if '<!-- WARNING: THIS FILE WAS AUTOGENERATED' in _src(c): continue
+            if _src(c).lstrip().startswith('<!-- readme-only'): continue     # README's alone (scripts/make_readme.py)
             c['metadata'] = {}
+            # nbdev links a backticked name even inside a link the author wrote: `[[`x`](api)](url)` keeps the author's
+            c['source'] = _re_nested_link.sub(r'[\1](', _src(c))
             cells.append({'id': _new_id(), **_std(c)})
+    if chapter: cells = _drop_written_next(cells) + [_md(next_md(chapter))]
     if is_index: cells.append(_md(toctree_md(sidebar)))
     meta = {k: v for k, v in nb['metadata'].items() if k in ('kernelspec', 'language_info')}
     meta.setdefault('kernelspec', {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'})
@@ -181,26 +310,28 @@ def nb_for_sphinx(nb: dict, is_index: bool, sidebar: dict, description: str = No
 
 def _front_matter(nb: dict) -> dict:
     c = nb['cells'][0] if nb['cells'] else {}
-    return (yaml.safe_load(_src(c).strip().strip('-')) or {}) if c.get('cell_type') == 'raw' else {}
+    return (_yaml(_src(c).strip().strip('-')) or {}) if c.get('cell_type') == 'raw' else {}
 
 
 def local_links(nb_text: str, pages: dict) -> str:
     "Links made local to this site: nbdev's to the Quarto site (`{site-url}/access_patterns.html#make_view`), notebooks'."
-    site = yaml.safe_load((nbs / 'nbdev.yml').read_text())['website']['site-url'].rstrip('/')
+    site = _yaml((nbs / 'nbdev.yml').read_text())['website']['site-url'].rstrip('/')
     nb_text = re.sub(re.escape(site) + r'/([\w.-]+\.html)', lambda m: pages.get(m.group(1), m.group(0)), nb_text)
     return re.sub(r'\]\((\w+)\.ipynb([#)])', r'](\1.html\2', nb_text)     # [Memory](01_memory.ipynb)
 
 
 def write_sources():
     "The Sphinx source folder: every processed notebook, converted."
-    sidebar = yaml.safe_load((nbs / 'sidebar.yml').read_text())
+    sidebar = _yaml((nbs / 'sidebar.yml').read_text())
     src.mkdir(parents=True, exist_ok=True)
     nbs_in = {f: json.loads(f.read_text()) for f in sorted(proc.glob('*.ipynb'))}
     pages = {_front_matter(nb).get('output-file', f.stem + '.html'): f.stem + '.html' for f, nb in nbs_in.items()}
+    chs = {c['file']: c for c in chapters()}
     for f, nb in nbs_in.items():
         # nbdev's front matter keeps only the first lines of a description that wraps over several `>` lines
         desc = title_and_description(nbs / f.name)[1] if (nbs / f.name).exists() else None
-        nb = nb_for_sphinx(nb, f.name == 'index.ipynb', sidebar, desc)
+        NB_NAME[0] = f.name
+        nb = nb_for_sphinx(nb, f.name == 'index.ipynb', sidebar, desc, chs.get(f.name))
         (src / f.name).write_text(local_links(json.dumps(nb, indent=1), pages))
     (src / '_static').mkdir(exist_ok=True)
     shutil.copy(nbs / 'styles.css', src / '_static' / 'styles.css')
@@ -216,6 +347,8 @@ def sphinx_build(verbose=False):
     shutil.copytree(html, out)
     (out / '.nojekyll').touch()
     if (nbs / 'llms.txt').exists(): shutil.copy(nbs / 'llms.txt', out / 'llms.txt')
+    for f in [nbs / 'index.ipynb'] + [nbs / c['file'] for c in chapters()]:    # each page's "download" link
+        if f.exists(): shutil.copy(f, out / f.name)
 
 
 _re_codelink = re.compile(r'(<a class="reference external" href=")([\w.-]+\.html)#([^"]+)("><code)')
@@ -237,14 +370,92 @@ def unanchor_api_links():
             note(f"{p.name}: no API docs for {', '.join(sorted(set(dropped)))}: linked to the page instead")
 
 
+# --- The HTML, adjusted for reading (styles.css styles what these mark) ----------------------------------------------
+
+_re_tag = re.compile(r'(<[^>]+>)|([^<]+)')
+
+
+def hanging_lines(inner: str) -> str:
+    "A <pre>'s HTML with each source line in a `span.dwlit-line` that knows its indentation (`--i`, in characters):"
+    " styles.css wraps a long line with a hanging indent, so it continues to the right of where it started."
+    import html
+    out, line, opened = [], [], []          # opened: the tags open at this point (Pygments spans may hold newlines)
+    def flush():
+        text = html.unescape(re.sub(r'<[^>]+>', '', ''.join(line)))
+        i = len(text) - len(text.lstrip(' '))
+        out.append(f'<span class="dwlit-line" style="--i:{i}">' + ''.join(line) + '</span>')
+    for m in _re_tag.finditer(inner):
+        tag, text = m.groups()
+        if tag:
+            line.append(tag)
+            if tag.startswith('</'): opened and opened.pop()
+            elif not tag.endswith('/>'): opened.append(tag)
+            continue
+        parts = text.split('\n')
+        for k, part in enumerate(parts):
+            if part: line.append(part)
+            if k < len(parts) - 1:                                   # a newline: close what is open, reopen after
+                line.append('</span>' * len(opened) + '\n'); flush(); line = list(opened)
+    if re.sub(r'<[^>]+>', '', ''.join(line)): flush()
+    else: out.append(''.join(line))
+    return ''.join(out)
+
+
+_re_pre = re.compile(r'(<pre[^>]*>)(.*?)(</pre>)', re.S)
+_re_td = re.compile(r'<(td|th)(?: class="([^"]*)")?>(.*?)</\1>', re.S)
+_re_img = re.compile(r'(<a class="dwlit-figure"[^>]*>)?<img ([^>]*?)src="(_images/[^"]+)"([^>]*?)/?>')
+_re_checks = re.compile(r'(<div class="cell [^"]*tag_' + CHECKS_TAG + r'[^"]*">\s*<details[^>]*>\s*<summary[^>]*>\s*'
+                        r'<p class="collapsed[^"]*">)Show the code(</p>\s*<p class="expanded[^"]*">)Hide the code')
+
+
+_re_data_img = re.compile(r'<img (?![^>]*_anim_img)([^>]*?)src="data:image/png;base64,([^"]+)"')
+
+
+def _image_file(m) -> str:
+    "An inline PNG (a cell's HTML output) written to _images/, so that a link can open it (a data: URL cannot)."
+    import base64, hashlib
+    data = base64.b64decode(m.group(2))
+    name = f"_images/{hashlib.sha256(data).hexdigest()}.png"
+    (out / name).parent.mkdir(exist_ok=True)
+    (out / name).write_bytes(data)
+    return f'<img {m.group(1)}src="{name}"'
+
+
+def for_reading(page: str) -> str:
+    "A built page adjusted: code lines wrap with a hanging indent; a table cell of one word or number never breaks;"
+    " each figure is a link to itself (a tap on a phone shows it full size); cells of checks say so."
+    page = _re_pre.sub(lambda m: m.group(1) + hanging_lines(m.group(2)) + m.group(3), page)
+    page = _re_data_img.sub(_image_file, page)
+    def cell(m):
+        text = re.sub(r'<[^>]+>', '', m.group(3)).strip()
+        if not text or re.search(r'\s', text): return m.group(0)
+        return f'<{m.group(1)} class="{((m.group(2) or "") + " dwlit-word").strip()}">{m.group(3)}</{m.group(1)}>'
+    page = _re_td.sub(cell, page)
+    page = _re_img.sub(lambda m: m.group(0) if m.group(1) else   # linked already
+                       f'<a class="dwlit-figure" href="{m.group(3)}" title="the figure at full size">'
+                       f'<img {m.group(2)}src="{m.group(3)}"{m.group(4)}/></a>', page)
+    return _re_checks.sub(r'\1Show the checks\2Hide the checks', page)
+
+
+def adjust_pages():
+    "`for_reading` on every page of the site."
+    for p in sorted(out.glob('*.html')):
+        if p.name != 'search.html': p.write_text(for_reading(p.read_text()))
+
+
 def main(argv=None):
     verbose = bool({'-v', '--verbose'} & set(sys.argv[1:] if argv is None else argv))
+    missing = missing_extras()
+    if missing:
+        sys.exit(f"scripts/build_docs.py: {', '.join(missing)} not installed; the site needs the dev extra: "
+                 f"pip install -e \".[dev]\" (or bash scripts/test --setup-only, then . .venv/bin/activate)")
     t0 = time.time()
-    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build(verbose); unanchor_api_links()
+    stage_nbs(); run_proc_nbs(); write_sources(); sphinx_build(verbose); unanchor_api_links(); adjust_pages()
     pages = sorted(p.name for p in out.glob('*.html') if p.name != 'search.html')
     if verbose: print('\n'.join(f"note {n}" for n in NOTES))
     print(f"built {out.relative_to(root)}/ in {time.time() - t0:.0f} s: {len(pages)} pages" +
-          (f" ({len(NOTES)} notes: --verbose shows them)" if NOTES and not verbose else ''))
+          (f" ({len(NOTES)} notes: --verbose shows them)" if NOTES and not verbose else '') +
+          f"; open {out.relative_to(root)}/index.html ({(out / 'index.html').as_uri()})")
 
 
 if __name__ == '__main__': main()

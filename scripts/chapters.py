@@ -49,6 +49,17 @@ def chapters(path=nbs):
     return out
 
 
+def label(c: dict) -> str:
+    "How a chapter is named everywhere a reader sees it (page title, sidebar, Previous/Next, index): '12. Title'."
+    return f"{c['num']}. {c['title']}"
+
+
+def neighbours(chs=None) -> dict:
+    "{stem: the chapter after it, or None for the last}: the reading order the sidebar and every 'Next:' follow."
+    chs = chs if chs is not None else chapters()
+    return {c['stem']: (chs[i + 1] if i + 1 < len(chs) else None) for i, c in enumerate(chs)}
+
+
 def grouped(chs=None):
     "Chapters grouped by section, in order: [(section, [chapter, ...]), ...]."
     groups = []
@@ -72,6 +83,6 @@ def chapter_list_md(chs=None) -> str:
     parts = []
     for sec, cs in grouped(chs):
         parts.append(f"**{sec}**\n\n" + '\n'.join(
-            f"- [{c['num']}. {c['title']}]({c['file']}){': ' + c['description'] if c['description'] else ''}"
+            f"- [{label(c)}]({c['file']}){': ' + c['description'] if c['description'] else ''}"
             for c in cs))
     return '\n\n'.join(parts)

@@ -5,7 +5,9 @@
 2. The chapter list in `nbs/index.ipynb`, between the `<!-- chapters -->` and `<!-- /chapters -->` markers, is
    rewritten from the same list (titles and descriptions from each notebook's first cell).
 3. README.md is written from `nbs/index.ipynb`: its markdown cells, and its code cells as Python blocks (hidden
-   cells left out; links to notebooks made relative to the repository root).
+   cells and the home page's figure left out; links to notebooks made relative to the repository root). A markdown
+   cell that starts with `<!-- readme-only` (the set-up and the test command) is README's alone: the website, whose
+   readers need no test suite, leaves it out (scripts/build_docs.py).
    nbdev's own `nbdev-readme` does this through Quarto; this route needs no Quarto, so the README and the home
    page of the docs come from the same notebook everywhere.
 
@@ -23,6 +25,7 @@ from chapters import root, nbs, sidebar_yml, chapter_list_md, title_and_descript
 
 index = nbs / 'index.ipynb'
 START, END = '<!-- chapters -->', '<!-- /chapters -->'
+README_ONLY = '<!-- readme-only'      # a markdown cell of the index that starts so is README's alone (the site drops it)
 _re_block = re.compile(re.escape(START) + r'.*?' + re.escape(END), re.S)
 _re_nblink = re.compile(r'\]\((\d\d_\w+\.ipynb|index\.ipynb)([#)])')
 
@@ -51,7 +54,8 @@ def readme_text(nb: dict) -> str:
     parts = []
     for cell in nb['cells']:
         src = _src(cell).strip()
-        if not src or src.startswith('#| hide'): continue
+        if not src or re.match(r'#\|\s*(hide|echo:\s*false|include:\s*false)', src): continue   # the site's figure
+        if src.startswith(README_ONLY): src = src.split('\n', 1)[1].strip()
         if cell['cell_type'] == 'markdown': parts.append(_re_nblink.sub(r'](nbs/\1\2', src))
         elif cell['cell_type'] == 'code': parts.append(f"```python\n{src}\n```")
     return '\n\n'.join(parts) + '\n'
@@ -77,7 +81,7 @@ def llms_txt() -> str:
              "convolution kernels of a Neuron compiler, draws it, runs it on a simulated NeuronCore and checks it. "
              "`pip install -e .` then `dwlit tour` runs every kernel against a NumPy reference; "
              "`from dwlit import nl, nisa, simulate_kernel` writes and runs your own kernel.", "",
-             "- [Home: set-up, the chapters, a first kernel](index.html)", "", "## Modules", ""]
+             "- [Home: what the book teaches, the chapters, how to open the notebooks, a first kernel](index.html)", "", "## Modules", ""]
     for mod, stem in modules():
         title, d = title_and_description(nbs / f'{stem}.ipynb')
         lines.append(f"- [{mod}]({stem}.html): {title.replace('`', '')}. {d}")

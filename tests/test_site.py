@@ -19,7 +19,7 @@ import pytest
 
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
-from chapters import chapters  # noqa: E402
+from chapters import chapters, label  # noqa: E402
 from browser import Chromium, console_errors, have_chromium, MISSING  # noqa: E402
 
 docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
@@ -29,6 +29,9 @@ artifacts = root / 'test-artifacts' / 'site'
 KERNEL_CHAPTERS = ['08_conv1d_kernels', '12_conv2d', '07_conv1d_dispatch', '06_virtual_im2col']
 
 
+BUILD_OUTPUT = []               # what the site fixture's build printed
+
+
 @pytest.fixture(scope='module')
 def site():
     "Build the site into docs/ once for this module (or use DWLIT_DOCS as it is)."
@@ -36,6 +39,7 @@ def site():
     r = subprocess.run([sys.executable, str(root / 'scripts' / 'build_docs.py')], cwd=root, capture_output=True, text=True)
     assert r.returncode == 0, f"scripts/build_docs.py failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     assert (docs / 'index.html').exists()
+    BUILD_OUTPUT.append(r.stdout)
     return docs
 
 
@@ -106,11 +110,11 @@ def test_no_broken_internal_links(server):
 
 def test_a_broken_link_is_caught(server):
     "The link check can fail: a page with a dangling link and a dangling anchor is reported."
-    page = docs / '_broken_check.html'
+    page = docs / '_planted_a_broken_link_is_caught.html'
     page.write_text('<a href="nowhere.html">x</a> <a href="index.html#no-such-anchor">y</a>')
     try:
         fetch.cache_clear()
-        _, broken = crawl(server + '_broken_check.html')
+        _, broken = crawl(server + '_planted_a_broken_link_is_caught.html')
         assert any('nowhere.html -> HTTP 404' in b for b in broken) and any('no #no-such-anchor' in b for b in broken)
     finally: page.unlink(); fetch.cache_clear()
 
@@ -140,11 +144,11 @@ def test_every_page_loads_without_console_errors_and_every_image_renders(server,
 
 def test_a_console_error_and_a_broken_image_are_caught(server, browser):
     "The page checks can fail: a page with a missing image and a script error is reported."
-    page = docs / '_broken_check.html'
+    page = docs / '_planted_a_console_error_and_a_broken_image_are_caught.html'
     page.write_text('<html><body><img src="_images/missing.png"><script>undefined_function()</script></body></html>')
     try:
         console_errors(browser)
-        browser.get(server + '_broken_check.html'); _wait_images(browser)
+        browser.get(server + '_planted_a_console_error_and_a_broken_image_are_caught.html'); _wait_images(browser)
         bad = browser.execute_script("return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).length")
         errs = console_errors(browser)
         assert bad == 1
@@ -165,7 +169,7 @@ def test_navigation_lists_every_chapter_in_order(server, browser):
         browser.get(server + page + '.html')
         nav = _nav(browser)
         got = [(sec, text) for sec, text, _ in nav]
-        assert got == [(c['section'], c['title'].replace('`', '')) for c in chs], f"{page}.html: navigation {got}"
+        assert got == [(c['section'], label(c).replace('`', '')) for c in chs], f"{page}.html: navigation {got}"
         hrefs = [h for *_, h in nav]
         for c, h in zip(chs, hrefs): assert h in (c['stem'] + '.html', '#'), (page, c['stem'], h)
 
@@ -282,7 +286,7 @@ def _luminance(rgb):
 def scrollbar_contrast(browser, el, bar) -> float:
     "Contrast (WCAG ratio) between the darkest and lightest pixel of `el`'s horizontal scrollbar, arrows left out."
     from PIL import Image
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", el)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'end', behavior: 'instant'});", el)    # its scrollbar on screen
     r = browser.execute_script("""const r = arguments[0].getBoundingClientRect(), s = getComputedStyle(arguments[0]);
         return [r.left + parseFloat(s.borderLeftWidth), r.bottom - parseFloat(s.borderBottomWidth),
                 r.right - parseFloat(s.borderRightWidth), devicePixelRatio];""", el)
@@ -325,7 +329,7 @@ def test_nothing_is_cut_off(server, browser):
 
 def test_a_cut_off_block_is_caught(server, browser):
     "The check can fail: a wide code line under a faint thin scrollbar (Furo's own), and a wide table, are reported."
-    page = docs / '_broken_check.html'
+    page = docs / '_planted_a_cut_off_block_is_caught.html'
     wide = 'x' * 400
     page.write_text(f"""<html><body><article role="main" style="width: 600px">
         <div class="highlight"><pre style="overflow: auto; scrollbar-width: thin; scrollbar-color: #6a6a6a5e transparent;
@@ -335,7 +339,7 @@ def test_a_cut_off_block_is_caught(server, browser):
         <div class="table-wrapper" style="overflow-x: auto; scrollbar-color: #5a5c63 #eeebee"><table><tr>
              <td style="white-space: nowrap">{wide}</td></tr></table></div></article></body></html>""")
     try:
-        col, blocks, problems = cut_off(browser, server + '_broken_check.html')
+        col, blocks, problems = cut_off(browser, server + '_planted_a_cut_off_block_is_caught.html')
         assert col == 600 and blocks == 4
         assert len(problems) == 2, problems         # the wrapped line and the visibly scrolling table pass
         assert 'thin or hidden' in problems[0] or 'faint' in problems[0], problems
@@ -405,7 +409,7 @@ def test_a_downscaled_figure_is_caught(server, browser):
     "The figure check can fail: a 1200-px PNG in a 600-px column, and a dpi-60 frame."
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    page = docs / '_broken_check.html'
+    page = docs / '_planted_a_downscaled_figure_is_caught.html'
     pngs = []
     for w, dpi in [(12, 100), (3, 60)]:
         fig = plt.figure(figsize=(w, 2), dpi=dpi); buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=dpi); plt.close(fig)
@@ -414,7 +418,7 @@ def test_a_downscaled_figure_is_caught(server, browser):
         <article role="main" style="width: 600px"><img src="data:image/png;base64,{pngs[0]}">
         <div class="animation"><img src="data:image/png;base64,{pngs[1]}"></div></article></body></html>""")
     try:
-        bad = figures_too_small(browser, server + '_broken_check.html')
+        bad = figures_too_small(browser, server + '_planted_a_downscaled_figure_is_caught.html')
         assert len(bad) == 2 and 'shown at 600 px' in bad[0] and 'dpi 60' in bad[1], bad
     finally: page.unlink()
 
@@ -486,7 +490,7 @@ def test_folded_code_is_folded_and_opens_on_a_click(server, browser):
         folded = _folded_cells(stem)
         if not folded: continue
         browser.get(server + stem + '.html')
-        details = browser.find_elements('css selector', 'article details.above-input')
+        details = browser.find_elements('css selector', 'article .cell:not(.tag_dwlit-checks) details.above-input')
         assert len(details) == len(folded), f"{stem}: {len(folded)} folded cells, {len(details)} folded blocks"
         for d, code in zip(details, folded):
             first = next(l for l in code.splitlines() if l.strip() and not l.startswith('#|')).strip()
@@ -527,3 +531,345 @@ def test_the_kernels_bodies_are_on_their_pages(site):
         code = html.unescape('\n'.join(re.sub(r'<[^>]+>', '', b) for b in blocks))
         missing += [f"{stem}.html: {l!r}" for l in lines if l not in code]
     assert not missing, "kernel code the lessons walk through is not on the site:\n" + '\n'.join(missing)
+
+
+# --- The site reads like a book: tables, code, navigation, notebooks, phone ------------------------------------------
+
+MAX_PAGE = 15_000                # px at 1400x1000: a chapter longer than this is re-cut (CONTRIBUTING.md)
+MIN_CODE_PX = 13                 # code blocks at least this (styles.css sets 14 px)
+PHONE = (390, 844)               # a phone's CSS viewport
+
+_ART = "const art = document.querySelector('article[role=main]') || document.querySelector('article') || document.body;"
+
+_SPLIT_CELLS_JS = _ART + """
+const rows = node => {            // the lines a node's text is laid out on: groups of vertically overlapping rects
+  const rs = [], w = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+  for (let t = w.nextNode(); t; t = w.nextNode()) {
+    const r = document.createRange(); r.selectNodeContents(t);
+    rs.push(...Array.from(r.getClientRects()).filter(x => x.width > 0));
+  }
+  rs.sort((a, b) => a.top - b.top);
+  let n = 0, bottom = -Infinity;
+  for (const x of rs) { if (x.top >= bottom - 1) { n++; bottom = x.bottom; } else bottom = Math.max(bottom, x.bottom); }
+  return n;
+};
+let cells = 0; const split = [];
+for (const td of art.querySelectorAll('td, th')) {
+  const text = td.textContent.trim();
+  if (!text || /\\s/.test(text) || !td.getBoundingClientRect().width) continue;   // a single word or number
+  cells++;
+  const n = rows(td);
+  if (n > 1) split.push(`${text.slice(0, 40)} (${n} lines)`);
+}
+return [cells, split];"""
+
+
+def split_cells(browser, url) -> tuple:
+    "(table cells holding a single word or number, [those laid out on more than one line]) on a page."
+    browser.get(url)
+    return tuple(browser.execute_script(_SPLIT_CELLS_JS))
+
+
+_CODE_JS = _ART + """
+const out = {blocks: 0, small: [], lines: 0, wrapped: 0, lost: []};
+for (const pre of art.querySelectorAll('pre')) {
+  if (!pre.getBoundingClientRect().width) continue;                       // folded away
+  out.blocks++;
+  const px = parseFloat(getComputedStyle(pre).fontSize);
+  if (px < arguments[0]) out.small.push(`${px} px: ${pre.textContent.trim().slice(0, 50)}`);
+  // the source lines of the block, each as its text pieces (a line may span several highlighted spans)
+  const lines = [[]], w = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  for (let t = w.nextNode(); t; t = w.nextNode()) {
+    let start = 0;
+    for (let i = 0; i <= t.data.length; i++) {
+      if (i === t.data.length || t.data[i] === '\\n') {
+        if (i > start) lines[lines.length - 1].push([t, start, i]);
+        if (i < t.data.length) lines.push([]);
+        start = i + 1;
+      }
+    }
+  }
+  for (const pieces of lines) {
+    const text = pieces.map(([t, a, b]) => t.data.slice(a, b)).join('');
+    if (!text.trim()) continue;
+    out.lines++;
+    const rects = [];
+    let first = null;
+    for (const [t, a, b] of pieces) {
+      const r = document.createRange(); r.setStart(t, a); r.setEnd(t, b);
+      rects.push(...Array.from(r.getClientRects()).filter(x => x.width > 0));
+      if (!first) {
+        const k = t.data.slice(a, b).search(/\\S/);
+        if (k >= 0) { const c = document.createRange(); c.setStart(t, a + k); c.setEnd(t, a + k + 1); first = c.getBoundingClientRect(); }
+      }
+    }
+    if (!first || !rects.length) continue;
+    const later = rects.filter(x => x.top >= first.bottom - 1);            // rows below the line's first row
+    if (!later.length) continue;
+    out.wrapped++;
+    const left = Math.min(...later.map(x => x.left));
+    if (left <= first.left + 1) out.lost.push(text.trim().slice(0, 60));   // continuation not indented past the text
+  }
+}
+return out;"""
+
+
+def code_layout(browser, url) -> dict:
+    "Code blocks on a page, folded ones opened: how many, those under MIN_CODE_PX, lines, wrapped lines, wrapped lines"
+    " that lose their indentation."
+    browser.get(url)
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    return browser.execute_script(_CODE_JS, MIN_CODE_PX)
+
+
+def test_no_chapter_page_is_longer_than_15000_px(server, browser):
+    "A chapter reads in one sitting: at 1400x1000 no chapter page is longer than MAX_PAGE px."
+    lengths = {}
+    for c in chapters():
+        browser.get(server + c['stem'] + '.html'); _wait_images(browser)
+        lengths[c['stem']] = browser.execute_script("return document.documentElement.scrollHeight")
+    print('page lengths (px at 1400 wide):', ', '.join(f"{k} {v:,}" for k, v in lengths.items()))
+    long = {k: v for k, v in lengths.items() if v > MAX_PAGE}
+    assert not long, f"{len(long)} chapter pages longer than {MAX_PAGE:,} px: " + ', '.join(f"{k} {v:,}" for k, v in long.items())
+
+
+def test_no_table_cell_splits_a_word_or_number(server, browser):
+    "A cell holding one word or number (`org_image_index`, `199.2`) is laid out on one line, at 1400 px and on a phone."
+    report, total, n = [], 0, 0
+    for width in (WINDOW, PHONE):
+        _emulate(browser, width)
+        try:
+            for c in [dict(stem='index')] + chapters():
+                cells, split = split_cells(browser, server + c['stem'] + '.html')
+                total += cells; n += len(split)
+                report += [f"{c['stem']}.html at {width[0]} px: {', '.join(split[:6])}" + (' ...' if len(split) > 6 else '')] if split else []
+        finally: _emulate(browser, None)
+    print(f"{n} of {total} single-word table cells split over lines")
+    assert not report, f"{n} of {total} single-word or single-number table cells split over lines:\n" + '\n'.join(report)
+
+
+def test_a_split_cell_is_caught(server, browser):
+    "The cell check can fail: a word in a narrow cell that may break anywhere is reported, one that may not is not."
+    page = docs / '_planted_a_split_cell_is_caught.html'
+    page.write_text("""<html><body><article role="main"><table style="width: 150px">
+        <tr><td style="width: 40px; max-width: 40px; overflow-wrap: anywhere">org_image_index</td>
+            <td style="white-space: nowrap">h_tile_count</td><td>two words</td></tr></table></article></body></html>""")
+    try:
+        cells, split = split_cells(browser, server + '_planted_a_split_cell_is_caught.html')
+        assert cells == 2 and len(split) == 1 and split[0].startswith('org_image_index'), (cells, split)
+    finally: page.unlink()
+
+
+def _emulate(browser, size):
+    "Lay pages out as a phone of `size` (CSS px, touch), or as the desktop window again (None)."
+    if size is None or tuple(size) == WINDOW: browser.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {}); return
+    browser.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                            {'width': size[0], 'height': size[1], 'deviceScaleFactor': 1, 'mobile': True})
+
+
+def test_code_is_at_least_13_px_and_keeps_its_indentation(server, browser):
+    "Every code block (cells, outputs, API signatures) is at least 13 px, and a line that wraps continues indented."
+    report, lines, wrapped = [], 0, 0
+    for c in [dict(stem='index')] + chapters():
+        got = code_layout(browser, server + c['stem'] + '.html')
+        lines += got['lines']; wrapped += got['wrapped']
+        if got['small']: report.append(f"{c['stem']}.html: {len(got['small'])} of {got['blocks']} code blocks below "
+                                       f"{MIN_CODE_PX} px, e.g. {got['small'][0]}")
+        if got['lost']: report.append(f"{c['stem']}.html: {len(got['lost'])} wrapped lines continue at or left of their "
+                                      f"own indentation, e.g. {got['lost'][0]!r}")
+    print(f"{lines} code lines, {wrapped} wrapped")
+    assert not report, '\n'.join(report)
+
+
+def test_small_code_and_a_wrap_to_column_0_are_caught(server, browser):
+    "The code check can fail: 12 px code, and a long indented line wrapping back to the block's left edge."
+    page = docs / '_planted_small_code_and_a_wrap_to_column_0_are_caught.html'
+    page.write_text(f"""<html><body><article role="main" style="width: 500px"><pre style="font-size: 12px;
+        white-space: pre-wrap; overflow-wrap: anywhere">def f():\n    return {'x + ' * 60}1\n</pre></article></body></html>""")
+    try:
+        got = code_layout(browser, server + '_planted_small_code_and_a_wrap_to_column_0_are_caught.html')
+        assert len(got['small']) == 1 and got['lines'] == 2 and got['wrapped'] == 1 and len(got['lost']) == 1, got
+    finally: page.unlink()
+
+
+def _sidebar_next(stem):
+    "Where the sidebar's reading order goes after a chapter: the next chapter's page, or the home page after the last."
+    chs = chapters()
+    i = [c['stem'] for c in chs].index(stem)
+    return (chs[i + 1]['stem'] if i + 1 < len(chs) else 'index') + '.html'
+
+
+def test_chapters_are_numbered_in_sidebar_titles_and_previous_next(server, browser):
+    "Chapter N is 'N. Title' in the sidebar, the page's title and heading, and the Previous/Next buttons."
+    chs, bad = chapters(), []
+    names = {c['stem'] + '.html': label(c).replace('`', '') for c in chs}
+    for c in chs:
+        browser.get(server + c['stem'] + '.html')
+        side = [t for _, t, _ in _nav(browser)]
+        if side != [label(x).replace('`', '') for x in chs]: bad.append(f"{c['stem']}.html: sidebar {side[:3]} ...")
+        title, h1, rel = browser.execute_script("""return [document.title,
+            (document.querySelector('article h1') || {textContent: ''}).textContent.replace('¶', '').trim(),
+            Array.from(document.querySelectorAll('.related-pages a')).map(a => [a.getAttribute('href'),
+                a.querySelector('.title').textContent.trim()])];""")
+        want = label(c).replace('`', '')
+        if not title.startswith(want): bad.append(f"{c['stem']}.html: page title {title!r}, not {want!r}")
+        if h1 != want: bad.append(f"{c['stem']}.html: heading {h1!r}, not {want!r}")
+        for href, text in rel:
+            if href in names and text != names[href]: bad.append(f"{c['stem']}.html: Previous/Next {text!r}, not {names[href]!r}")
+    assert not bad, '\n'.join(bad)
+
+
+_LAST_JS = _ART + """
+const vis = e => e.getBoundingClientRect().width > 0;
+const all = Array.from(art.querySelectorAll('p, pre, table, img, li, h1, h2, h3, h4, .cell, .animation, details')).filter(vis);
+const last = all[all.length - 1];
+return last ? [last.tagName, !!last.closest('.cell'), last.textContent.trim().replace(/\\s+/g, ' ').slice(0, 200),
+               Array.from(last.querySelectorAll('a')).map(a => a.getAttribute('href'))] : ['', false, '', []];"""
+
+
+def test_every_chapter_ends_with_a_next_link_that_follows_the_sidebar(server, browser):
+    "The last thing on a chapter page is a 'Next:' paragraph linking the chapter after it in the sidebar."
+    bad = []
+    for c in chapters():
+        browser.get(server + c['stem'] + '.html')
+        tag, in_cell, text, hrefs = browser.execute_script(_LAST_JS)
+        want = _sidebar_next(c['stem'])
+        if tag != 'P' or in_cell or not text.startswith('Next:'):
+            bad.append(f"{c['stem']}.html ends on a {tag.lower()}{' in a cell' if in_cell else ''}: {text[:80]!r}")
+        elif want not in [h.split('#')[0] for h in hrefs]:
+            bad.append(f"{c['stem']}.html: 'Next:' links {hrefs}, the sidebar's next is {want}")
+    assert not bad, f"{len(bad)} chapters do not end with the sidebar's 'Next:':\n" + '\n'.join(bad)
+
+
+def _only_checks(code: str) -> bool:
+    "Whether a code cell is nothing but checks: test_eq/test_fail/... calls and asserts."
+    try: body = ast.parse(code).body
+    except SyntaxError: return False
+    def check(st):
+        if isinstance(st, ast.Assert): return True
+        f = st.value.func if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
+        return f is not None and getattr(f, 'id', getattr(f, 'attr', '')).startswith('test_')
+    return bool(body) and all(check(st) for st in body)
+
+
+def test_no_visible_cell_is_a_bare_test(server, browser):
+    "A cell of nothing but test_eq/test_fail calls is folded under 'Show the checks', not shown as a lesson's code."
+    bad = []
+    for c in [dict(stem='index')] + chapters():
+        browser.get(server + c['stem'] + '.html')
+        codes = browser.execute_script(_ART + """return Array.from(art.querySelectorAll('.cell_input pre'))
+            .filter(p => !p.closest('details:not([open])')).map(p => p.textContent);""")
+        bare = [code for code in codes if _only_checks(code)]
+        if bare: bad.append(f"{c['stem']}.html: {len(bare)} visible cells are bare checks, e.g. {bare[0].strip()[:70]!r}")
+    assert not bad, '\n'.join(bad)
+
+
+def test_the_bare_check_test_can_fail():
+    assert _only_checks("test_eq(f(1), 2)\nassert g()\ntest_fail(lambda: h(), contains='x')")
+    assert not _only_checks("y = f(1)\ntest_eq(y, 2)") and not _only_checks("print(1)") and not _only_checks("")
+
+
+def test_every_page_links_its_notebook_download_and_repository(server, browser):
+    "Each chapter links its notebook twice: a download from this site (the real .ipynb) and the file in the repository."
+    repo = (tomllib.loads((root / 'pyproject.toml').read_text())['project'].get('urls') or {}).get('Repository', '').rstrip('/')
+    assert repo, "pyproject.toml's [project.urls] names no Repository"
+    bad = []
+    for c in chapters():
+        url = server + c['stem'] + '.html'
+        browser.get(url)
+        hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
+        local = [h for h in hrefs if urlparse(h).path.endswith(c['file']) and not urlparse(h).netloc]
+        if not local: bad.append(f"{c['stem']}.html: no link to download {c['file']}"); continue
+        try:
+            with urllib.request.urlopen(urljoin(url, local[0])) as r: nb = json.loads(r.read())
+        except Exception as e: bad.append(f"{c['stem']}.html: {local[0]} does not download a notebook ({e})"); continue
+        if nb != json.loads((root / 'nbs' / c['file']).read_text()): bad.append(f"{c['stem']}.html: {local[0]} is not nbs/{c['file']}")
+        if f"{repo}/blob/main/nbs/{c['file']}" not in hrefs: bad.append(f"{c['stem']}.html: no link to {repo}/blob/main/nbs/{c['file']}")
+    assert not bad, '\n'.join(bad)
+
+
+def test_the_home_page_has_a_figure_and_the_chapters(server, browser):
+    "The home page is for readers: a figure, every chapter linked, how to open the notebooks."
+    browser.get(server + 'index.html'); _wait_images(browser)
+    figs, links, text = browser.execute_script(_ART + """return [
+        Array.from(art.querySelectorAll('.cell_output img')).filter(i => i.naturalWidth > 0).length,
+        Array.from(art.querySelectorAll('a[href]')).map(a => a.getAttribute('href')), art.innerText];""")
+    assert figs >= 1, "the home page shows no figure"
+    missing = [c['stem'] for c in chapters() if c['stem'] + '.html' not in links]
+    assert not missing, f"the home page does not link {missing}"
+    assert 'JupyterLab' in text and 'pytest' not in text and 'Chromium' not in text, \
+        "the home page should say how to open the notebooks, and leave the test suite and the browser to CONTRIBUTING.md"
+
+
+def test_on_a_phone_figures_open_full_size_and_tables_scroll(server, browser):
+    "At 390 px a figure shown smaller than drawn is a link to itself (a tap shows it full size); a wide table scrolls."
+    bad = []
+    _emulate(browser, PHONE)
+    try:
+        for c in [dict(stem='index')] + chapters():
+            browser.get(server + c['stem'] + '.html'); _wait_images(browser)
+            figs, tables = browser.execute_script(_ART + """return [
+                Array.from(art.querySelectorAll('.cell_output img')).filter(i => i.naturalWidth > 0 && !i.closest('.animation')
+                    && i.getBoundingClientRect().width < i.naturalWidth - 1).map(i => {
+                    const a = i.closest('a[href]'); return [i.currentSrc || i.src, a ? a.href : '']; }),
+                Array.from(art.querySelectorAll('table')).filter(t => t.getBoundingClientRect().width > art.clientWidth + 1).map(t => {
+                    let s = t.parentElement; while (s && s !== art && !['auto', 'scroll'].includes(getComputedStyle(s).overflowX)) s = s.parentElement;
+                    return s && s !== art ? '' : t.textContent.trim().slice(0, 50); }).filter(x => x)];""")
+            bad += [f"{c['stem']}.html: figure {src[-30:]} is shrunk and {'links ' + href[-30:] if href else 'not a link'}"
+                    for src, href in figs if href != src]
+            bad += [f"{c['stem']}.html: a table wider than the phone does not scroll: {t!r}" for t in tables]
+    finally: _emulate(browser, None)
+    assert not bad, f"{len(bad)} problems on a {PHONE[0]} px phone:\n" + '\n'.join(bad[:30])
+
+
+def test_no_link_shows_as_raw_markdown(site):
+    "A link is a link: no page shows markdown link syntax (`[dma_copy](https://...)`) as text outside code."
+    import html
+    bad = []
+    for page in sorted(site.glob('*.html')):
+        text = re.sub(r'<pre.*?</pre>|<code.*?</code>|<script.*?</script>|<style.*?</style>', ' ', page.read_text(), flags=re.S)
+        text = html.unescape(re.sub(r'<[^>]+>', '', text))
+        bad += [f"{page.name}: ...{m.group(0)}" for m in re.finditer(r'\S{0,30}\]\((?:https?:|[\w.-]+\.html)[^)\s]{0,60}\)?', text)]
+    assert not bad, "markdown shown as text:\n" + '\n'.join(bad)
+
+
+def _classes():
+    "The names of dwlit's classes."
+    return {n.name for py in (root / 'dwlit').glob('*.py') for n in ast.parse(py.read_text()).body if isinstance(n, ast.ClassDef)}
+
+
+def test_api_signatures_show_classes_as_classes_and_short_defaults(site):
+    "show_doc's signatures: a class reads `class X(...)`, not `def X(...) -> None`; no default is longer than 80 characters."
+    import html
+    classes, bad = _classes(), []
+    for page in sorted(site.glob('*.html')):
+        for block in re.findall(r'<p class="rubric".*?<pre>(.*?)</pre>', page.read_text(), flags=re.S):
+            sig = html.unescape(re.sub(r'<[^>]+>', '', block)).strip()
+            m = re.match(r'(def|class) (\w+)', sig)
+            if not m: continue
+            if m.group(1) == 'def' and m.group(2) in classes: bad.append(f"{page.name}: class {m.group(2)} shown as {sig.splitlines()[0]!r}")
+            py = re.sub(r'^class ', 'def ', re.sub(r'^class (\w+):$', r'class \1():', sig))     # `class Trace:`
+            py = re.sub(r', \.\.\.([}\])])', r'\1', py).replace('<factory>', 'factory')   # what the build elided
+            try: fn = ast.parse(py.rstrip(':') + ': pass').body[0]
+            except SyntaxError: bad.append(f"{page.name}: {m.group(2)}: signature does not parse: {sig[:80]!r}"); continue
+            for d in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+                seg = ast.unparse(d)
+                if len(seg) > 80: bad.append(f"{page.name}: {m.group(2)}: a default of {len(seg)} characters: {seg[:50]!r}...")
+    assert not bad, '\n'.join(bad)
+
+
+def test_a_missing_extra_is_explained_in_one_line(tmp_path):
+    "build_docs.py without nbdev installed says what is missing and how to install it, in one line, no traceback."
+    code = ("import sys, runpy; sys.modules['nbdev'] = None; sys.argv = ['build_docs.py']; "
+            f"runpy.run_path({str(root / 'scripts' / 'build_docs.py')!r}, run_name='__main__')")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=tmp_path)
+    lines = (r.stdout + r.stderr).strip().splitlines()
+    assert r.returncode != 0 and len(lines) == 1 and 'Traceback' not in r.stderr, r.stdout + r.stderr
+    assert 'nbdev' in lines[0] and '.[dev]' in lines[0], lines[0]
+
+
+def test_a_good_build_says_where_to_open_the_site(site):
+    "The build's one line ends by naming the page to open."
+    if not BUILD_OUTPUT: pytest.skip("DWLIT_DOCS: the site was built elsewhere")
+    lines = BUILD_OUTPUT[0].strip().splitlines()
+    assert len(lines) == 1 and 'open docs/index.html' in lines[0], BUILD_OUTPUT[0]

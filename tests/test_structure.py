@@ -1,0 +1,162 @@
+"""The house rules of dwlit's code, checked: no import circle, every rule written once, instructions that read as
+check -> compute -> record, and small exported cells. Each check is shown to fail on a planted case."""
+import ast, inspect, json, re, statistics
+from pathlib import Path
+
+import pytest
+
+import dwlit
+from dwlit import isa
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / 'dwlit'
+MODULES = {p: '.'.join(p.relative_to(ROOT).with_suffix('').parts) for p in PKG.rglob('*.py') if p.name != '_modidx.py'}
+
+
+def module_name(path: Path) -> str:
+    name = MODULES[path]
+    return name[:-len('.__init__')] if name.endswith('.__init__') else name
+
+
+def imports_of(path: Path) -> set:
+    "The dwlit modules `path` imports, anywhere in the file (a lazy import inside a function counts too)."
+    me, out = module_name(path), set()
+    pkg = me if path.name == '__init__.py' else me.rpartition('.')[0]
+    known = {module_name(p) for p in MODULES}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import): names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ''
+            if node.level:
+                parts = pkg.split('.')[:len(pkg.split('.')) - node.level + 1]
+                base = '.'.join(parts + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        else: continue
+        out |= {n for n in names if n in known and n != me}
+    return out
+
+
+def cycle(graph: dict):
+    "One import circle of `graph` ({module: modules it imports}) as a list, or None."
+    state, stack = {}, []
+    def visit(m):
+        state[m] = 'open'; stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 'open': return stack[stack.index(n):] + [n]
+            if n not in state and (c := visit(n)): return c
+        state[m] = 'done'; stack.pop()
+    for m in sorted(graph):
+        if m not in state and (c := visit(m)): return c
+
+
+def test_the_cycle_finder_finds_a_planted_circle():
+    assert cycle({'a': {'b'}, 'b': {'c'}, 'c': set()}) is None
+    assert cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']
+
+
+def test_no_import_circle_in_dwlit():
+    "The package facades (dwlit, dwlit.nki) import everything on purpose and are left out; no module imports them back."
+    facades = {'dwlit', 'dwlit.nki'}
+    graph = {module_name(p): imports_of(p) - facades for p in MODULES if module_name(p) not in facades}
+    assert cycle(graph) is None, f"import circle: {' -> '.join(cycle(graph))}"
+    assert 'dwlit.layers' not in graph['dwlit.cli'] or 'dwlit.cli' not in graph['dwlit.layers']
+
+
+def test_applications_sit_on_top():
+    "Nothing below the applications (layers, cli, exercises) imports them."
+    apps = ('dwlit.layers', 'dwlit.cli', 'dwlit.exercises')
+    for p in MODULES:
+        m = module_name(p)
+        if m in ('dwlit', 'dwlit.nki') or m.startswith(apps): continue
+        assert not any(i.startswith(apps) for i in imports_of(p)), f"{m} imports an application: {imports_of(p)}"
+
+
+# --- every rule once ------------------------------------------------------------------------------------------
+
+def definitions(name_re: str) -> list:
+    "(module, function name) of every top-level function or method of dwlit whose name matches `name_re`."
+    out = []
+    for p in MODULES:
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and re.fullmatch(name_re, node.name):
+                out.append((module_name(p), node.name))
+    return out
+
+
+def code_lines(pattern: str) -> list:
+    "(module, line) of every line of dwlit's code (comments and strings aside) matching regex `pattern`."
+    out = []
+    for p in MODULES:
+        for k, line in enumerate(p.read_text().splitlines(), 1):
+            code = line.split('#')[0]
+            if re.search(pattern, code) and not code.strip().startswith(('"', "'")): out.append((module_name(p), k))
+    return out
+
+
+@pytest.mark.parametrize("name,home", [('div_ceil', 'dwlit.tiling'), ('program_tiles', 'dwlit.tiling'),
+                                       ('chunk_positions', 'dwlit.tiling'), ('dispatch_decision', 'dwlit.tiling'),
+                                       ('check_padding', 'dwlit.checks'), ('check_shape', 'dwlit.checks'),
+                                       ('depthwise1d', 'dwlit.reference'), ('depthwise2d', 'dwlit.reference'),
+                                       ('dilate_pad', 'dwlit.reference')])
+def test_each_rule_is_defined_once(name, home):
+    assert definitions(name) == [(home, name)]
+
+
+def test_the_rules_are_not_written_inline_elsewhere():
+    "The SPMD sharding (tiles_per_core) and the chunk width (div_ceil(512, ...)) appear only in tiling.py."
+    assert {m for m, _ in code_lines(r'tiles_per_core\s*=')} <= {'dwlit.tiling'}
+    assert {m for m, _ in code_lines(r'div_ceil\((512|PACK)\b')} <= {'dwlit.tiling'}
+    assert {m for m, _ in code_lines(r'-\(-[^)]*//')} == set(), "a ceiling division written inline: use div_ceil"
+
+
+def test_the_definition_finder_sees_a_planted_duplicate(tmp_path, monkeypatch):
+    extra = PKG / '_planted_duplicate.py'
+    try:
+        extra.write_text("def div_ceil(a, b): return -(-a // b)\n")
+        MODULES[extra] = 'dwlit._planted_duplicate'
+        assert ('dwlit._planted_duplicate', 'div_ceil') in definitions('div_ceil')
+        assert ('dwlit._planted_duplicate', 1) in code_lines(r'-\(-[^)]*//')
+    finally:
+        MODULES.pop(extra, None); extra.unlink(missing_ok=True)
+
+
+# --- the instructions -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", isa.INSTRUCTIONS)
+def test_every_instruction_is_short_and_records_itself(name):
+    src = inspect.getsource(getattr(isa, name))
+    lines = [l for l in src.splitlines() if l.strip()]
+    assert len(lines) <= 26, f"{name} has {len(lines)} lines"
+    assert src.count('record(') == 1, f"{name} does not end by recording itself once"
+
+
+def test_the_core_holds_no_cache():
+    for mod in ('isa', 'ap', 'memory', 'language'):
+        text = (PKG / f'{mod}.py').read_text()
+        for bad in (r'lru_cache', r'functools\.cache', r'\bid\(', r'_plans\b', r'_rules\b'):
+            assert not re.search(bad, text), f"dwlit/{mod}.py contains {bad!r}"
+
+
+# --- small exported cells ----------------------------------------------------------------------------------------
+
+LONG_KERNELS = {'conv1d_depthwise_default', 'conv1d_depthwise_f_packing', 'conv2d_depthwise_f01b_o01i_bf01'}
+
+
+def exported_cells():
+    "(notebook, lines, names defined) of every exported code cell of the book."
+    for nb in sorted((ROOT / 'nbs').glob('[0-9]*.ipynb')):
+        for c in json.loads(nb.read_text())['cells']:
+            src = ''.join(c['source'])
+            if c['cell_type'] != 'code' or not re.match(r'\s*#\|\s*export', src): continue
+            code = [l for l in src.splitlines() if l.strip() and not l.lstrip().startswith('#|')]
+            names = set(re.findall(r'^(?:def|class) (\w+)', src, re.M))
+            yield nb.name, len(code), names
+
+
+def test_exported_cells_are_small():
+    cells = list(exported_cells())
+    sizes = [n for _, n, _ in cells]
+    median = statistics.median(sizes)
+    big = [(nb, n, sorted(names)) for nb, n, names in cells if n > 60 and not names & LONG_KERNELS]
+    assert median <= 12, f"median exported cell: {median} lines"
+    assert not big, f"exported cells over 60 lines: {big}"
