@@ -215,13 +215,11 @@ def show_touches(view: View, ax=None, title=None, numbers=True):
     return ax
 
 # %% ../nbs/02_access_patterns.ipynb #07fa7cbb
-def ap_explorer(shape=(4, 12)):
-    "An ipywidgets explorer: choose two free [step, num] pairs and an offset, see what they touch."
+def ap_explorer(t):
+    "An ipywidgets explorer over the on-chip tile `t`: choose two free [step, num] pairs and an offset, see what they touch."
     import ipywidgets as W, matplotlib.pyplot as plt
-    from dwlit.memory import NeuronCore, use_core, ndarray, float32, sbuf
-    with use_core(NeuronCore()): t = ndarray(shape, float32, buffer=sbuf, name='tile')
     ps, s = t.partition_size, dict(continuous_update=False, style={'description_width': 'initial'})
-    parts = W.IntSlider(shape[0], min=1, max=shape[0], description='partitions', **s)
+    parts = W.IntSlider(t.shape[0], min=1, max=t.shape[0], description='partitions', **s)
     s1, n1 = W.IntSlider(1, min=0, max=ps, description='outer step', **s), W.IntSlider(5, min=1, max=ps, description='outer num', **s)
     s2, n2 = W.IntSlider(1, min=0, max=ps, description='inner step', **s), W.IntSlider(3, min=1, max=ps, description='inner num', **s)
     off, info, out = W.IntSlider(0, min=0, max=t.size - 1, description='offset', **s), W.HTML(), W.Output()
