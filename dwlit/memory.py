@@ -252,9 +252,8 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     return t
 
 # %% ../nbs/01_memory.ipynb #957076e0
-def check_tensor(x, arg: str, # the argument's name, for the message
-                 ndim=None, form='') -> object: # the number of axes it must have, and what they mean, e.g. '(N, C, 1, W)'
-    "`x` if it is a simulated tensor (or a view of one) with `ndim` axes, else an error naming `arg`."
+def check_tensor(x, arg: str, ndim: int = None, form: str = '') -> object:
+    "`x` if it is a simulated tensor (or a view) with `ndim` axes (`form` says what they mean), else an error naming `arg`."
     if not isinstance(getattr(x, 'tensor', x), Tensor):
         how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
                "arrays into HBM" if isinstance(x, np.ndarray) else "pass a NumPy array to the kernel")
