@@ -491,3 +491,75 @@ def test_a_huge_broadcast_view_is_planned_without_being_read():
     "conv2d_plan takes shapes only: a 10**12-element view is refused by size, in bounded time and memory."
     v = np.broadcast_to(np.float32(1), (128, 10**5, 10**5, 100))
     expect_error(bounded(lambda: conv2d_plan(v.shape, (128, 3, 3, 1), PADDING)), 'too wide', 'output')
+
+
+# --- the catalogue chapter 12 used to print: each mistake and the words of its error --------------------------------
+
+_x = np.zeros((4, 5, 6, 2), np.float32); _f = np.zeros((4, 3, 3, 1), np.float32); _pad = ((1, 1), (1, 1))
+
+
+def _catalogue(x=_x, f=_f, pad=_pad):
+    return {
+        'stride, with its stride-2 out_shape': lambda: K(x, f, pad, stride=(2, 2), out_shape=(2, 4, 3, 3)),
+        'rhs_dilation':         lambda: K(x, f, pad, rhs_dilation=(2, 2), lhs_dilation=(2, 2)),
+        'in_perm, not a tuple': lambda: K(x, f, pad, in_perm=5),
+        'in_perm, another order': lambda: K(x, f, pad, in_perm=(0, 1, 2, 3)),
+        'image as a list':      lambda: K(x.tolist(), f, pad),
+        'padding with a set':   lambda: K(x, f, ((0, 0), {3, 1})),
+        'negative padding':     lambda: K(x, f, ((1, 1), (-1, 0))),
+        'dilation < 1':         lambda: K(x, f, pad, lhs_dilation=(0, 1)),
+        'dilation not integer': lambda: K(x, f, pad, lhs_dilation=(1.5, 1)),
+        'out_shape an integer': lambda: K(x, f, pad, out_shape=10),
+        'bookkeeping':          lambda: K(x, f, pad, bookkeeping='as written'),
+        'empty image (H = 0)':  lambda: K(np.zeros((4, 0, 6, 2), np.float32), f, pad, lhs_dilation=(3, 1)),
+        'no channels (C = 0)':  lambda: K(np.zeros((0, 5, 6, 2), np.float32), np.zeros((0, 3, 3, 1), np.float32), pad),
+        'C: image vs filter':   lambda: K(x, f[:3], pad),
+        'k_FI != 1':            lambda: K(x, np.zeros((4, 3, 3, 2), np.float32), pad),
+        'C: out_shape':         lambda: K(x, f, pad, out_shape=(2, 5, 5, 6)),
+        'N: out_shape':         lambda: K(x, f, pad, out_shape=(3, 4, 5, 6)),
+        'kernel too large':     lambda: K(x, np.zeros((4, 9, 3, 1), np.float32), pad),
+        'dtypes differ':        lambda: K(x, f.astype(np.float16), pad),
+        'output too large':     lambda: K(x, f, ((0, 0), (10**9, 0))),
+        'image too wide':       lambda: K(np.zeros((1, 1, 20000, 1), np.float32), np.zeros((1, 1, 3, 1), np.float32), ((0, 0), (1, 1))),
+        'H dilation too tall':  lambda: K(x, f, pad, lhs_dilation=(3000, 1)),
+        'H padding too tall':   lambda: K(x, f, ((100_000, 0), (1, 1))),
+        'too many H tiles':     lambda: K(np.zeros((1, 2, 4, 1), np.float32), np.zeros((1, 1, 1, 1), np.float32), ((0, 0), (0, 0)),
+                                          lhs_dilation=(10**5, 1)),
+        'too many instructions': lambda: K(np.zeros((1, 100_000, 1, 20), np.float32), np.zeros((1, 1, 1, 1), np.float32), ((0, 0), (0, 0))),
+        'too wide to transpose': lambda: K(np.zeros((1, 3, 9000, 1), np.float32), np.zeros((1, 1, 1, 1), np.float32),
+                                           ((0, 0), (0, 0)), in_perm=(1, 0, 3, 2)),
+    }
+
+
+def test_each_mistake_of_the_catalogue_is_refused_in_words():
+    "Every case raises a SimulatorError (a ValueError or TypeError) whose message states the rule without a line number."
+    for what, fn in _catalogue().items():
+        with pytest.raises(SimulatorError) as e: fn()
+        assert not re.search(r"\bL\d{2,4}\b", str(e.value)), (what, e.value)
+
+
+def test_the_catalogue_messages_name_argument_value_and_rule():
+    x, f, pad = _x, _f, _pad
+    _fails(lambda: K(x, f, pad, stride=(2, 2), out_shape=(2, 4, 3, 3)), contains="stride must be (1, 1) or None")
+    _fails(lambda: K(x, f, ((1, 1), (-1, 0)), stride=(2, 1)), contains="stride must be (1, 1)")   # before the padding
+    _fails(lambda: K(x, f, pad, in_perm=5), contains="in_perm must be None")
+    _fails(lambda: K(x.tolist(), f, pad), contains="img must be a simulated tensor, got list")
+    _fails(lambda: K(x, f, ((0, 0), {3, 1})), contains="padding[1] must be an ordered sequence (a tuple or a list)")
+    _fails(lambda: K(x, f, ((1, 1), (-1, 0))), contains="padding must be >= 0, got W_padding_l=-1")
+    _fails(lambda: K(x, f, pad, lhs_dilation=(1.5, 1)), contains="lhs_dilation: dil_H_lhs must be an integer, got dil_H_lhs=1.5")
+    _fails(lambda: K(x, f, pad, out_shape=10), contains="out_shape must be an ordered sequence (a tuple or a list), got out_shape=10")
+    _fails(lambda: K(np.zeros((4, 0, 6, 2), np.float32), f, pad, lhs_dilation=(3, 1)), contains="got H=0")
+    _fails(lambda: K(np.zeros((0, 5, 6, 2), np.float32), np.zeros((0, 3, 3, 1), np.float32), pad), contains="got C=0")
+    _fails(lambda: K(x, f[:3], pad), contains="img has C=4, filter has k_FO=3")
+    _fails(lambda: K(x, f, pad, out_shape=(3, 4, 5, 6)), contains="out_shape has N=3 but the image has N=2")
+    _fails(lambda: K(x, f, ((0, 0), (10**9, 0))), contains="output too large")
+    _fails(lambda: K(x, f, pad, lhs_dilation=(3000, 1)), contains="spread 3,000 rows apart by lhs_dilation[0]=3,000")
+    _fails(lambda: K(x, f, ((100_000, 0), (1, 1))), contains="rows of top padding (H_padding_l=100,000)")
+    _fails(lambda: K(np.zeros((1, 1, 20000, 1), np.float32), np.zeros((1, 1, 3, 1), np.float32), ((0, 0), (1, 1))),
+              contains="image too wide for one SBUF partition")
+    assert issubclass(SimulatorError, ValueError) and issubclass(SimulatorTypeError, TypeError)
+
+
+def _fails(fn, contains):
+    with pytest.raises((SimulatorError, SimulatorTypeError)) as e: fn()
+    assert contains in str(e.value), (contains, str(e.value))

@@ -172,3 +172,17 @@ def test_error_messages_carry_no_line_number(what):
     else: pytest.fail(f"{what}: no error raised")
     assert not LINE_NO.search(msg), f"{what}: {msg}"
     assert not PHRASES.search(msg), f"{what}: {msg}"
+
+
+def test_cells_that_draw_are_saved_with_their_figure():
+    """The site shows saved outputs only: a cell that draws at top level (plt.subplots/plt.show, not inside a def) must
+    be saved with an image. Run the notebooks with the inline backend (not MPLBACKEND=Agg, which draws nothing)."""
+    missing = []
+    for nb in sorted((root / 'nbs').glob('*.ipynb')):
+        for c in json.loads(nb.read_text())['cells']:
+            src = ''.join(c['source'])
+            if c['cell_type'] != 'code' or src.lstrip().startswith(('#| export', '#| hide')): continue
+            draws = re.search(r'^(?:\S.*)?\bplt\.(?:subplots|show|figure)\(', src, re.M)
+            if draws and not any(k.startswith('image/') for o in c.get('outputs', []) for k in o.get('data', {})):
+                missing.append(f"{nb.name} cell {c.get('id')}: {src.splitlines()[0][:60]!r}")
+    assert not missing, f"{len(missing)} drawing cells saved without their figure:\n" + '\n'.join(missing)
