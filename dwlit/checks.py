@@ -20,15 +20,19 @@ __all__ = ['PADDING_FORM', 'MAX_HBM_BYTES', 'MAX_PROGRAMS', 'MAX_INSTRUCTIONS', 
 class SimulatorError(ValueError):
     "Base class of every error dwlit raises for a call it refuses."
 
+# %% ../nbs/24_checks.ipynb #0979ad89
 class SimulatorTypeError(SimulatorError, TypeError):
     "An argument of the wrong kind, e.g. a float or a set where integers belong (also a `TypeError`)."
 
+# %% ../nbs/24_checks.ipynb #faf9a24e
 class AccessPatternError(SimulatorError):
     "An access pattern that is malformed or would touch an address outside its tensor."
 
+# %% ../nbs/24_checks.ipynb #8d9bfee4
 class AllocationError(SimulatorError):
     "A tensor that does not fit in the memory it asks for."
 
+# %% ../nbs/24_checks.ipynb #9bffb907
 class NotModelledError(SimulatorError, AttributeError):
     "A part of NKI that dwlit does not model (also an `AttributeError`, so `hasattr` works)."
 
@@ -36,6 +40,7 @@ class NotModelledError(SimulatorError, AttributeError):
 _repr = reprlib.Repr()
 _repr.maxlevel, _repr.maxlist, _repr.maxtuple, _repr.maxdict, _repr.maxset, _repr.maxstring, _repr.maxother = 2, 6, 6, 4, 4, 40, 40
 
+# %% ../nbs/24_checks.ipynb #fdb400fb
 def shown(value, limit: int = 60) -> str:
     "`value` as a message shows it: at most about `limit` characters, saying what was left out."
     if isinstance(value, np.ndarray): return f"an array of dtype {value.dtype} and shape {value.shape}"
@@ -76,6 +81,7 @@ def _sequence(value, arg):
         raise SimulatorTypeError(f"{arg} must be an ordered sequence (a tuple or a list), got {arg}={shown(value)}")
     return list(value)
 
+# %% ../nbs/24_checks.ipynb #b1e9c631
 def check_ints(value, arg: str, # the argument's name, for the message
                length=None, # how many integers, if fixed
                minimum=None, maximum=None,
@@ -109,6 +115,7 @@ def check_choice(value, arg: str, choices) -> object:
     if not ok: raise SimulatorError(f"{arg} must be one of {', '.join(map(repr, choices))}, got {arg}={shown(value)}")
     return value
 
+# %% ../nbs/24_checks.ipynb #308f32b7
 def check_bool(value, arg: str) -> bool:
     "`value` if it is True or False (a NumPy bool too); 0, 1 and None are refused."
     if not isinstance(value, (bool, np.bool_)): raise SimulatorTypeError(f"{arg} must be True or False, got {arg}={shown(value)}")
@@ -131,6 +138,7 @@ def check_shape(shape, arg: str, # what the shape belongs to, e.g. 'img.shape'
 # %% ../nbs/24_checks.ipynb #32f99e5f
 PADDING_FORM = "((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))"
 
+# %% ../nbs/24_checks.ipynb #62ab8a08
 def check_padding(padding, arg: str = 'padding') -> tuple:
     "`((H_l, H_r), (W_l, W_r))` as Python ints >= 0, from tuples, lists or a 2 x 2 integer array."
     pairs = list(padding) if isinstance(padding, np.ndarray) and padding.shape == (2, 2) else padding

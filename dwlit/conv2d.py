@@ -32,6 +32,7 @@ def _must_be_ones(v, name: str, why: str):
     except SimulatorError: ok = False
     if not ok: raise SimulatorError(f"{name} must be (1, 1) or None: {why}; got {name}={v!r}")
 
+# %% ../nbs/12_conv2d.ipynb #e9b85bd8
 def check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
     "The options the kernel does not support, checked before anything else (L795, L796, L798); returns in_perm."
     _must_be_ones(stride, 'stride', "this kernel slides its window one row and one column at a time")
@@ -45,6 +46,7 @@ def check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
     if p != IN_PERM_FB10: raise SimulatorError(f"{rule}; got in_perm={in_perm!r}")
     return p
 
+# %% ../nbs/12_conv2d.ipynb #50c7d172
 def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None) -> tuple:
     "Check the scalar arguments (L792-L798): ((H_l, H_r), (W_l, W_r)), (dil_H_lhs, dil_W_lhs) and in_perm."
     in_perm = check_unsupported(stride, rhs_dilation, in_perm)          # what the kernel cannot do comes first
@@ -57,6 +59,7 @@ def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None
 SBUF_BUDGET_BYTES = 16 * 1024   # max_sbuf_bytes: h_tile_count = div_ceil(16384, ...) at L841
 DTYPE_SIZE_AS_WRITTEN = 4             # L839: hard-coded, whatever img.dtype is
 
+# %% ../nbs/12_conv2d.ipynb #af29e784
 def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=DTYPE_SIZE_AS_WRITTEN, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
     "(h_tile_count, max_h_tile_size): dilated rows the budget allows, and image rows per tile (L841-L842)."
     in_H, k_H, dil_W, dil_H_lhs, dtype_size, N_TILE_SIZE, max_sbuf_bytes = (check_int(v, k, 1) for k, v in dict(
@@ -144,6 +147,7 @@ def _check_target(target) -> Target:
         raise SimulatorTypeError(f"target must be 'trn1', 'trn2', 'trn3' or None, got target={target!r}")
     return get_target(target)
 
+# %% ../nbs/12_conv2d.ipynb #d9e8ba0c
 def _too_wide(least: dict, itemsize: int, in_W, dil_W, out_W, k_H, k_W, lhs_W, W_pad, tg: Target) -> str:
     "The message when even the smallest H tile (k_H dilated rows, one output row) does not fit one partition."
     b = {k: v * itemsize for k, v in least.items()}
@@ -155,6 +159,7 @@ def _too_wide(least: dict, itemsize: int, in_W, dil_W, out_W, k_H, k_W, lhs_W, W
             f"one result row {b['image_sbuf'] + b['results_sbuf']:,} B; one {tg.name} SBUF partition holds "
             f"{tg.sbuf_partition_bytes:,} B")
 
+# %% ../nbs/12_conv2d.ipynb #088c7720
 def _too_tall(plan, tg: Target) -> str:
     "The message when the tiles' height, not the image's width, overflows SBUF: name what makes the tallest tile tall."
     b, dil_H_lhs = plan.bytes_per_partition, plan.lhs_dilation[0]
@@ -177,6 +182,7 @@ def _too_tall(plan, tg: Target) -> str:
             f". dilated_image holds those rows of dil_W={plan.dil_W:,} elements, results_sbuf the tile's "
             f"{t.window_size:,} output rows of out_W={plan.out_W:,}")
 
+# %% ../nbs/12_conv2d.ipynb #69e559ba
 def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None,
                 out_shape=None, dtype='float32', filter_dtype=None, *, bookkeeping='fixed',
                 dtype_size=DTYPE_SIZE_AS_WRITTEN, target=None) -> Conv2dPlan:

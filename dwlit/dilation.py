@@ -27,6 +27,7 @@ def calc_dilated_dimension(d: int, # number of samples, >= 1
     d, dil = check_int(d, 'd', 1), check_int(dil, 'dil', 1)
     return (d - 1) * (dil - 1) + d
 
+# %% ../nbs/11_dilation.ipynb #a1579fe5
 def calc_inverse_dilated_dimension(D: int, # a dilated extent (the H window also asks with D <= 0)
                                    dil: int # dilation factor
                                   ) -> int:
@@ -38,6 +39,7 @@ def calc_inverse_dilated_dimension(D: int, # a dilated extent (the H window also
 PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
 MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
 
+# %% ../nbs/11_dilation.ipynb #b1a0827a
 def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
     "For each row of the dilated, padded image: the image row it holds, or `PAD` / `ZERO`."
     in_H, dil_H_lhs = check_int(in_H, 'in_H', 1), check_int(dil_H_lhs, 'dil_H_lhs', 1)
@@ -69,6 +71,7 @@ def check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
                              f"dense image that is {need:,} B per partition, and one partition holds {cap:,} B")
     return dil, ((H_l, H_r), (W_l, W_r)), dil_H, dil_W
 
+# %% ../nbs/11_dilation.ipynb #a2e7c92f
 @kernel
 def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
                 lhs_dilation=(1, 1), # (dil_H_lhs, dil_W_lhs)
@@ -113,6 +116,7 @@ def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
 # %% ../nbs/11_dilation.ipynb #b3922354
 BOOKKEEPING = ('fixed', 'literal')
 
+# %% ../nbs/11_dilation.ipynb #6a7b6bf5
 @dataclass(frozen=True)
 class HTile:
     "One step of the H sliding window (L876-L916)."
@@ -139,10 +143,12 @@ class HTile:
 # %% ../nbs/11_dilation.ipynb #1de6ac3e
 MAX_H_TILES = 100_000   # the planner takes one loop step per tile: plans longer than this are refused
 
+# %% ../nbs/11_dilation.ipynb #1d90d89b
 def _check_bookkeeping(bookkeeping):
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
 
+# %% ../nbs/11_dilation.ipynb #44a9555c
 def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> tuple:
     "Check the H window's arguments and bound its length before planning; return them as Python ints."
     _check_bookkeeping(bookkeeping)
@@ -166,6 +172,7 @@ def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping
                              f"dil_H_lhs={dil_H_lhs:,}, k_H={k_H:,}); dwlit plans at most {MAX_H_TILES:,} tiles")
     return in_H, k_H, (H_l, H_r), dil_H_lhs, max_h
 
+# %% ../nbs/11_dilation.ipynb #8b909ae5
 def h_window_plan(in_H: int, # image rows
                   k_H: int, # kernel rows
                   H_padding: tuple, # (H_padding_l, H_padding_r)
@@ -215,10 +222,12 @@ def _check_plan(plan) -> list:
         raise SimulatorTypeError(f"plan must be a list of HTile records (what h_window_plan returns), got {type(plan).__name__}")
     return list(plan)
 
+# %% ../nbs/11_dilation.ipynb #9e6a244f
 def _flags(t: HTile) -> str:
     f = (['last row'] if t.is_last_row else []) + ([f"dilation row (+{t.dilation_offset})"] if t.is_dilation_row else [])
     return ', '.join(f + (['skip copy'] if t.skip_copy else [])) or '-'
 
+# %% ../nbs/11_dilation.ipynb #07bd513a
 def plan_table(plan: list) -> str:
     "The plan as two Markdown tables narrow enough for the page: where each tile starts, then what it loads and yields."
     plan = _check_plan(plan)
@@ -231,11 +240,10 @@ def plan_table(plan: list) -> str:
         what.append(f"| {i} | {loaded} | {t.i_padding} | {t.dilated_h_size} | {t.window_size} |")
     return '\n'.join(['**Where each tile starts**', ''] + where + ['', '**What it loads and yields**', ''] + what)
 
-
-
 # %% ../nbs/11_dilation.ipynb #e95b2ae6
 MAX_CHECKED_ROWS = 10**7   # plan_errors rebuilds and compares rows one by one: at most this many
 
+# %% ../nbs/11_dilation.ipynb #e984c76d
 def tile_rows(t: HTile, dil_H_lhs: int) -> list:
     "What each row of a tile's dilated buffer holds after the memset and the scatter: an image row or `ZERO`."
     if not isinstance(t, HTile): raise SimulatorTypeError(f"t must be an HTile (one tile of h_window_plan), got t={t!r}")
@@ -247,6 +255,7 @@ def tile_rows(t: HTile, dil_H_lhs: int) -> list:
         for k in range(t.load_h_size): rows[t.i_padding + k * dil_H_lhs] = t.org_image_index + k
     return rows
 
+# %% ../nbs/11_dilation.ipynb #e02f83bc
 def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> list:
     "The output rows whose window reads wrong rows under the plan (empty when the plan is right)."
     plan = h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)   # checks every argument
@@ -271,6 +280,7 @@ def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='f
 _KIND_COLOURS = {PAD: '#dddddd', ZERO: '#ffffff'}
 MAX_DRAWN_ROWS = 120   # one bar per dilated row: more would not read
 
+# %% ../nbs/11_dilation.ipynb #cd7bed49
 def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, bookkeeping='fixed', axs=None):
     "Draw tile `step` of the H window: rows it loads (input, left) and output rows it produces (right)."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
@@ -328,6 +338,7 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
     draw()
     return W.VBox([W.HBox([w['in_H'], w['k_H'], w['dil_H_lhs']]), W.HBox([w['H_l'], w['H_r'], w['m']]), W.HBox([w['step'], w['bk']]), info, out])
 
+# %% ../nbs/11_dilation.ipynb #9a35d396
 def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_size=3, bookkeeping='fixed', dpi=100):
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."
     import matplotlib.pyplot as plt   # here, not at import time: faster start

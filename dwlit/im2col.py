@@ -21,6 +21,7 @@ __all__ = ['MAX_VIEW', 'MAX_MAP', 'MAX_DENSE', 'window_ap', 'broadcast_ap', 'rea
 # %% ../nbs/06_virtual_im2col.ipynb #b7a034a9
 MAX_VIEW = 2**40    # elements per partition a view may index (NumPy's limit on one array is 2**63 bytes)
 
+# %% ../nbs/06_virtual_im2col.ipynb #d3ce73ef
 def _view_sizes(W_out, W_f, offset):
     "W_out, W_f, offset as Python ints, with the (W_out, W_f) view small enough to index."
     W_out, W_f, offset = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1), check_int(offset, 'offset', 0)
@@ -29,12 +30,14 @@ def _view_sizes(W_out, W_f, offset):
                              f"{MAX_VIEW:,} a view can index")
     return W_out, W_f, offset
 
+# %% ../nbs/06_virtual_im2col.ipynb #9594527f
 def window_ap(t, W_out, W_f, offset=0) -> View:
     "The sliding-window view `[[row, P], [1, W_out], [1, W_f]]` of an SBUF tile `t` (P partitions, one row each)."
     check_tensor(t, 't')
     W_out, W_f, offset = _view_sizes(W_out, W_f, offset)
     return t.ap([[t.partition_size, t.shape[0]], [1, W_out], [1, W_f]], offset=offset)
 
+# %% ../nbs/06_virtual_im2col.ipynb #25162845
 def broadcast_ap(f, W_out, W_f, offset=0) -> View:
     "The filter view `[[W_f, P], [0, W_out], [1, W_f]]`: the same W_f taps for every output position."
     check_tensor(f, 'f')
@@ -44,6 +47,7 @@ def broadcast_ap(f, W_out, W_f, offset=0) -> View:
 # %% ../nbs/06_virtual_im2col.ipynb #8035f82f
 MAX_MAP = 10**6     # (w, k) cells read_map builds at most: it is a picture of one row, not a computation
 
+# %% ../nbs/06_virtual_im2col.ipynb #4f47a66b
 def read_map(W, W_f, pad_l=0, pad_r=0):
     "For a padded row: (element read by each (w, k) as a (W_out, W_f) array, reads per element), from the window view."
     W, W_f = check_int(W, 'W', 1), check_int(W_f, 'W_f', 1)
@@ -136,6 +140,7 @@ def dense_conv1d_args(img, weight, padding, out_shape) -> tuple:
         if weight.dtype != img.dtype: raise SimulatorError(f"weight.dtype must equal img.dtype {img.dtype.name}, got {weight.dtype.name}")
     return N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out
 
+# %% ../nbs/06_virtual_im2col.ipynb #ed09df54
 @kernel
 def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
     "Dense 1D conv (C <= 128 channels, W_out <= 512) as one nc_matmul per tap accumulating in PSUM."
@@ -163,6 +168,7 @@ def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
 # %% ../nbs/06_virtual_im2col.ipynb #a9cb39c0
 MAX_DENSE = 2**24   # elements depthwise_as_dense builds at most (one tile: 128 x 128 x 511 fits)
 
+# %% ../nbs/06_virtual_im2col.ipynb #96fac2b9
 def depthwise_as_dense(filt):
     "The dense (C, C, 1, W_f) weight of a depthwise (C, 1, 1, W_f) filter: zero off the channel diagonal."
     with errors_from('depthwise_as_dense'):
@@ -178,6 +184,7 @@ def depthwise_as_dense(filt):
     dense[np.arange(C), np.arange(C), 0, :] = filt[:, 0, 0, :]
     return dense
 
+# %% ../nbs/06_virtual_im2col.ipynb #2986d1da
 def pe_macs(tr) -> int:
     "Multiply-accumulates the PE array performs for the nc_matmul records of trace `tr` (K x M x N each)."
     return sum(i.partitions * (i.dst.pattern[0][1]) * i.free_elems for i in tr.where(op='nc_matmul'))

@@ -23,6 +23,7 @@ __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm',
 # %% ../nbs/01_memory.ipynb #039846c2
 KiB = 1024
 
+# %% ../nbs/01_memory.ipynb #be3c1513
 @dataclass(frozen=True)
 class Target:
     "The on-chip memory of one NeuronCore generation."
@@ -58,6 +59,7 @@ def draw_memories(target='trn1'):
 # %% ../nbs/01_memory.ipynb #3746771d
 _target = ['trn1']
 
+# %% ../nbs/01_memory.ipynb #86de3b49
 def get_target(name=None) -> Target:
     "The `Target` called `name` ('trn1', 'trn2' or 'trn3'; a `Target` passes through), or the one in force."
     if isinstance(name, Target): return name
@@ -65,10 +67,12 @@ def get_target(name=None) -> Target:
         raise SimulatorTypeError(f"target must be one of {', '.join(TARGETS)} (a name), got target={shown(name)}")
     return TARGETS[check_choice(_target[0] if name is None else name, 'target', tuple(TARGETS))]
 
+# %% ../nbs/01_memory.ipynb #dc8baed3
 def set_target(name):
     "Make `name` the target of the cores created from now on."
     _target[0] = get_target(name).name
 
+# %% ../nbs/01_memory.ipynb #0dca3236
 @contextlib.contextmanager
 def using_target(name):
     "Use target `name` inside a `with` block."
@@ -93,6 +97,7 @@ BUFFERS = (sbuf, psum, private_hbm, shared_hbm)
 float32, float16, bfloat16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}
 
+# %% ../nbs/01_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype') -> np.dtype:
     "The modelled dtype `dtype` names (a name, a NumPy dtype or type), or an error listing the three."
     try: dt = DTYPES.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
@@ -145,10 +150,12 @@ class NeuronCore:
 
 _cores = [NeuronCore()]
 
+# %% ../nbs/01_memory.ipynb #5ebd55d3
 def current_core() -> NeuronCore:
     "The core that allocations and instructions go to right now."
     return _cores[-1]
 
+# %% ../nbs/01_memory.ipynb #98d1f5cb
 @contextlib.contextmanager
 def use_core(core: NeuronCore):
     "Make `core` the current core inside a `with` block."
@@ -156,6 +163,7 @@ def use_core(core: NeuronCore):
     try: yield core
     finally: _cores.pop()
 
+# %% ../nbs/01_memory.ipynb #35444c99
 def reset_default_core(target=None) -> NeuronCore:
     "Replace the top-level core by a fresh one (e.g. after `set_target`)."
     _cores[0] = NeuronCore(target)
@@ -164,6 +172,7 @@ def reset_default_core(target=None) -> NeuronCore:
 # %% ../nbs/01_memory.ipynb #29041355
 _ids = itertools.count()
 
+# %% ../nbs/01_memory.ipynb #8c9fad71
 class Tensor:
     "A simulated tensor: a name, a shape, a dtype, a buffer, and its elements in a flat NumPy array."
     def __init__(self, shape, dtype, buffer, name, storage):
@@ -209,12 +218,14 @@ def _host_access(t, what):
 # %% ../nbs/01_memory.ipynb #27d329bd
 _assign = re.compile(r"^\s*(?:(?:try|else|finally|with [^:]*|if [^:]*|for [^:]*)\s*:)?\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
 
+# %% ../nbs/01_memory.ipynb #9f4fec32
 def _caller_name(depth=2):
     "The variable a call is assigned to, read from the caller's source line (None if not found)."
     f = sys._getframe(depth)
     m = _assign.match(linecache.getline(f.f_code.co_filename, f.f_lineno))
     return m.group(1) if m else None
 
+# %% ../nbs/01_memory.ipynb #a23d7b3e
 def _check_request(shape, buffer, name, core) -> tuple:
     "The shape as Python ints and the bytes the request takes (per partition on chip), checked."
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)): shape = (shape,)
@@ -227,6 +238,7 @@ def _check_request(shape, buffer, name, core) -> tuple:
                               f"{core.target.partitions}, got shape={shape}")
     return shape, math.prod(shape[1:] if buffer.on_chip else shape)
 
+# %% ../nbs/01_memory.ipynb #b997d0c5
 def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
     "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
     name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype)

@@ -27,10 +27,12 @@ INTRINSIC_ENGINE = {'tensor_tensor': 'Vector', 'tensor_reduce': 'Vector', 'memse
                     'tensor_copy': 'Vector',
                     'dma_copy': 'DMA', 'nc_matmul': PE_ARRAY, 'nc_transpose': PE_ARRAY}
 
+# %% ../nbs/13_no_pe_array.ipynb #3d3b05ed
 def _intrinsics() -> dict:
     "{id of intrinsic function: its name}, for every callable in `nisa`."
     return {id(getattr(nisa, n)): n for n in nisa.INSTRUCTIONS}
 
+# %% ../nbs/13_no_pe_array.ipynb #f48824b4
 @dataclass(frozen=True)
 class CallSite:
     "One call of an ISA intrinsic in some function's source."
@@ -43,9 +45,11 @@ class CallSite:
     axis: str | None
     original: str | None   # 'L251' if the call's lines carry that comment: the original's line it rebuilds
 
+# %% ../nbs/13_no_pe_array.ipynb #c57b7f66
 def _unwrap(f):
     return f.func if isinstance(f, KernelFunction) else f
 
+# %% ../nbs/13_no_pe_array.ipynb #3fa077ec
 def _resolve(node, env):
     "The object an expression such as `nisa.tensor_tensor` or `helper` names in `env`, or None."
     if isinstance(node, ast.Name): return env.get(node.id)
@@ -57,6 +61,7 @@ def _resolve(node, env):
 
 _SIMULATOR = ('dwlit.memory', 'dwlit.ap', 'dwlit.isa')
 
+# %% ../nbs/13_no_pe_array.ipynb #7e9061aa
 def _is_user_code(obj, roots) -> bool:
     "True for a Python function of dwlit (not the simulator itself) or of the modules the walk started in."
     obj = _unwrap(obj)
@@ -74,6 +79,7 @@ def _argument(call, intrinsic, name):
 
 _LINE_REF = re.compile(r"#.*?\bL(\d{2,4})\b")
 
+# %% ../nbs/13_no_pe_array.ipynb #91e6e365
 def isa_call_sites(*functions, follow=True) -> list:
     "Every ISA intrinsic call in the source of `functions` and (if `follow`) of the dwlit functions they call."
     intr, todo, seen, sites = _intrinsics(), [_unwrap(f) for f in functions], set(), []
@@ -111,6 +117,7 @@ def assert_no_pe_static(sites):
                              '; '.join(f"{s.intrinsic} at {s.function} line {s.line}" for s in bad))
     return True
 
+# %% ../nbs/13_no_pe_array.ipynb #24954cf3
 def sites_table(sites, title=None) -> str:
     "A Markdown table of call sites: function, line, intrinsic, engine, op, axis, the original's line."
     rows = [f"| {s.function} | {s.line} | `{s.intrinsic}` | {s.engine} | {s.op or ''} | {s.axis or ''} | {s.original or ''} |"
@@ -124,6 +131,7 @@ def engine_histogram(tr: Trace) -> dict:
     c = Counter(i.engine for i in tr.instructions)
     return {e: c.get(e, 0) for e in ENGINES}
 
+# %% ../nbs/13_no_pe_array.ipynb #b854d350
 def assert_no_pe_dynamic(tr: Trace):
     "Raise `AssertionError` unless trace `tr` is non-empty and holds no PE-array instruction."
     if not len(tr): raise AssertionError("dynamic check saw an empty trace: nothing was proved")
@@ -141,6 +149,7 @@ def _identity_sbuf(n=128, dtype=nl.float32):
     nisa.dma_copy(identity, eye)
     return identity
 
+# %% ../nbs/13_no_pe_array.ipynb #d8ac9c9c
 def _check_padding(padding):
     "The four paddings of a 2D call, checked (the appendix's `check_padding`), as H_l, H_r, W_l, W_r."
     (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = check_padding(padding)
@@ -206,6 +215,7 @@ ORIGINAL_COMPUTE_SITES = {   # the compute calls of the original's depthwise ran
     'L1046': ('tensor_reduce', 'nl.add', '2')}
 COMPUTE = ('tensor_tensor', 'tensor_reduce', 'nc_matmul', 'nc_transpose')
 
+# %% ../nbs/13_no_pe_array.ipynb #09d9b80d
 def original_correspondence(sites, original=ORIGINAL_COMPUTE_SITES) -> list:
     "Rows (original line, its call, dwlit call site) pairing compute sites one to one; `AssertionError` if they do not."
     compute = [s for s in sites if s.intrinsic in COMPUTE]

@@ -31,6 +31,7 @@ def dilate_pad(img, lhs_dilation=(1, 1), padding=((0, 0), (0, 0))) -> np.ndarray
     out[:, hl:hl + (H - 1) * dh + 1:dh, wl:wl + (W - 1) * dw + 1:dw, :] = img
     return out
 
+# %% ../nbs/05_definition.ipynb #ca578dd4
 def depthwise2d(img, filt, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> np.ndarray:
     "Depthwise 2D convolution in float64: img (C, H, W, N) f01b, filt (C, k_H, k_W, 1) o01i -> (N, C, out_H, out_W)."
     x = dilate_pad(np.asarray(img, np.float64), lhs_dilation, padding)

@@ -77,12 +77,13 @@ def _split_mixed_imports(cell):
     s = _src(cell)
     try: tree = ast.parse('\n'.join(l for l in s.splitlines() if not l.lstrip().startswith('%')))
     except SyntaxError: return None
-    if any(l.startswith('#|') for l in s.splitlines()): return None
+    if re.match(r'\s*#\|\s*(export|hide|eval)', s): return None         # nbdev's own business
     imps = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     if not imps or len(imps) == len(tree.body): return None
     lines = s.splitlines()
     imp_src = '\n'.join(ast.get_source_segment(s, n) or lines[n.lineno - 1] for n in imps)
-    cell['source'] = '#| eval: false\n' + s
+    dirs = [l for l in lines if l.startswith('#|')]                       # keep `#| code-fold` and the like first
+    cell['source'] = '\n'.join(dirs + ['#| eval: false'] + [l for l in lines if not l.startswith('#|')])
     return {'cell_type': 'code', 'id': _new_id(), 'metadata': {}, 'outputs': [], 'execution_count': None,
             'source': '#| include: false\n' + imp_src}
 
