@@ -422,9 +422,22 @@ def _image_file(m) -> str:
     return f'<img {m.group(1)}src="{name}"'
 
 
+_re_shown_sig = re.compile(r'(<p class="rubric" id="[^"]*"><span id="([\w.]+)"></span>[^<]*</p>\s*)'
+                           r'<div class="highlight-python notranslate"><div class="highlight"><pre>.*?</pre></div>\s*</div>', re.S)
+_re_visible_input = re.compile(r'<div class="cell (?![^"]*(?:hide|remove)-input)[^"]*">\s*<div class="cell_input.*?</pre>', re.S)
+_re_defined = re.compile(r'<span class="k">(?:def|class)</span><span class="w"> </span><span class="n[fc]">(\w+)</span>')
+
+
+def drop_shown_signatures(page: str) -> str:
+    "An API entry whose code is shown, unfolded, on the same page keeps its anchor, link and docstring, not a second signature."
+    shown = {n for m in _re_visible_input.finditer(page) for n in _re_defined.findall(m.group(0))}
+    return _re_shown_sig.sub(lambda m: m.group(1) if m.group(2).split('.')[-1] in shown else m.group(0), page)
+
+
 def for_reading(page: str) -> str:
-    "A built page adjusted: code lines wrap with a hanging indent; a table cell of one word or number never breaks;"
+    "A built page adjusted: no signature twice; code lines wrap with a hanging indent; a table cell of one word or number never breaks;"
     " each figure is a link to itself (a tap on a phone shows it full size); cells of checks say so."
+    page = drop_shown_signatures(page)
     page = _re_pre.sub(lambda m: m.group(1) + hanging_lines(m.group(2)) + m.group(3), page)
     page = _re_data_img.sub(_image_file, page)
     def cell(m):

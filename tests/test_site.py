@@ -843,7 +843,8 @@ def test_api_signatures_show_classes_as_classes_and_short_defaults(site):
     import html
     classes, bad = _classes(), []
     for page in sorted(site.glob('*.html')):
-        for block in re.findall(r'<p class="rubric".*?<pre>(.*?)</pre>', page.read_text(), flags=re.S):
+        for block in re.findall(r'<p class="rubric"[^>]*>(?:(?!</p>).)*</p>\s*<div class="highlight-python[^"]*"><div class="highlight">'
+                                r'<pre>(.*?)</pre>', page.read_text(), flags=re.S):
             sig = html.unescape(re.sub(r'<[^>]+>', '', block)).strip()
             m = re.match(r'(def|class) (\w+)', sig)
             if not m: continue
@@ -873,3 +874,12 @@ def test_a_good_build_says_where_to_open_the_site(site):
     if not BUILD_OUTPUT: pytest.skip("DWLIT_DOCS: the site was built elsewhere")
     lines = BUILD_OUTPUT[0].strip().splitlines()
     assert len(lines) == 1 and 'open docs/index.html' in lines[0], BUILD_OUTPUT[0]
+
+
+def test_a_function_shown_in_full_is_not_signed_twice(site):
+    "An API entry whose code is on the page keeps its anchor (links land on it) but not a second copy of its signature."
+    import html
+    page = (site / '11_dilation.html').read_text()
+    code = html.unescape(re.sub(r'<[^>]+>', '', '\n'.join(re.findall(r'<pre[^>]*>(.*?)</pre>', page, flags=re.S))))
+    assert 'id="h_window_plan"' in page
+    assert code.count('def h_window_plan(') == 1, code.count('def h_window_plan(')
