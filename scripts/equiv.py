@@ -1,7 +1,7 @@
 """Same results, same traces, same errors: dump what a dwlit package does on many generated cases, or compare two dumps.
 
-    python bench/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120]
-    python bench/equiv.py compare A.pkl B.pkl [--expect REGEX]
+    python scripts/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120]
+    python scripts/equiv.py compare A.pkl B.pkl [--expect REGEX]
 
 A change to how the simulator executes must leave every result and every trace exactly as they
 were. `dump` runs generated cases through the package (the installed one, or the one in DIR with `--impl`) and keeps,
@@ -22,7 +22,8 @@ difference is a call the new code refuses with a message matching REGEX (a delib
 import hashlib, os, pickle, re, sys
 if os.environ.get('PYTHONHASHSEED') != '0':   # a set of strings prints in hash order: the same order in every dump
     os.environ['PYTHONHASHSEED'] = '0'; os.execv(sys.executable, [sys.executable] + sys.argv)
-from benchlib import use_impl_from_argv
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench'))
+from benchlib import use_impl_from_argv   # noqa: E402  (bench/benchlib.py: --impl DIR)
 IMPL = use_impl_from_argv()
 import numpy as np
 import ml_dtypes
