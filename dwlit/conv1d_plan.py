@@ -26,11 +26,13 @@ def target_arg(target):
         raise SimulatorTypeError(f"target must be None or one of {sorted(TARGETS)}, got target={shown(target)}")
     return get_target(target)
 
+# %% ../nbs/09_conv1d_plan.ipynb #3b90c576
 def _tiles_of(C, pid, k) -> tuple:
     "(full tiles, has the partial tile) of program `pid` of `k`."
     s = program_tiles(C, pid, k)
     return s.full_tiles, s.has_partial
 
+# %% ../nbs/09_conv1d_plan.ipynb #32c2074a
 class ProgramSbuf(NamedTuple):
     "One program's SBUF need: bytes per partition by buffer, their total, and the partition's capacity."
     pid: int
@@ -38,6 +40,7 @@ class ProgramSbuf(NamedTuple):
     total: int
     capacity: int
 
+# %% ../nbs/09_conv1d_plan.ipynb #3729a7af
 def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype='float32') -> list:
     "Per program: (pid, bytes per SBUF partition by buffer, total, capacity) for the 1D entry point; no simulation."
     with errors_from('sbuf_report'):
@@ -55,6 +58,7 @@ def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype
         rows.append(ProgramSbuf(r.pid, need, sum(need.values()), cap))
     return rows
 
+# %% ../nbs/09_conv1d_plan.ipynb #4b1a4698
 def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', partial=False) -> int:
     "The largest W whose SBUF need fits one program holding `full_tiles` full tiles (and the partial tile if asked)."
     with errors_from('max_W'):
@@ -84,35 +88,9 @@ class Fix:
     change: dict     # the changed arguments, e.g. {'num_programs': 8} or {'W': 24_319, 'num_programs': 8}
     words: str       # e.g. 'a row of at most W=24,319 with 8 programs'
 
-@dataclass
-class Conv1dPlan:
-    "Everything the 1D entry point will do for one call, computed without running it."
-    geometry: Conv1dGeometry
-    num_programs: int
-    target: str
-    dispatch: Dispatch
-    tiles: list
-    free_sizes: list
-    sbuf: list
-    @property
-    def fits(self): return all(total <= cap for _, _, total, cap in self.sbuf)
-    @property
-    def capacity(self) -> int: return self.sbuf[0][3]
-    def instruction_counts(self) -> dict:
-        "Multiplies (and as many reduces) per program and in total."
-        per_tile = self.geometry.N * len(self.free_sizes)
-        per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
-        return dict(per_program=per, total=sum(per.values()))
-    def replan(self, **change) -> Conv1dPlan:
-        "This call planned again with some of `W`, `num_programs`, `dtype` and `target` changed."
-        g = self.geometry
-        a = dict(W=g.W, num_programs=self.num_programs, dtype=g.dtype.name, target=self.target)
-        unknown = sorted(set(change) - set(a))
-        if unknown: raise SimulatorTypeError(f"replan: {unknown[0]!r} is not something replan changes; it changes {', '.join(a)}")
-        a |= change
-        return conv1d_plan((g.N, g.C, 1, a['W']), (g.C, 1, 1, g.W_f), g.padding, a['num_programs'], a['target'], a['dtype'])
-
-    # --- what would fit: searches on conv1d_sbuf_bytes alone, the answers then checked by replan ---
+# %% ../nbs/09_conv1d_plan.ipynb #c34a9f19
+class _Conv1dSearch:
+    "The searches behind `Conv1dPlan.fixes`, on conv1d_sbuf_bytes alone (no plan is built)."
     def _peak(self, k, W=None, itemsize=None) -> int:
         "SBUF bytes per partition of the busiest of `k` programs, for this call or with another W or element size."
         g, T = self.geometry, self.geometry.C_NUM_TILES
@@ -138,6 +116,10 @@ class Conv1dPlan:
         kinds = {_tiles_of(g.C, pid, k) for pid in {0, div_ceil(T, div_ceil(T, k)) - 1}}
         return min(max_W(f, g.W_f, (g.W_padding_l, g.W_padding_r), g.N, self.target, g.dtype, p) for f, p in kinds)
 
+
+# %% ../nbs/09_conv1d_plan.ipynb #c1f17a01
+class _Conv1dFit(_Conv1dSearch):
+    "What would make a `Conv1dPlan` fit, each answer checked by planning it again."
     @cached_property
     def fixes(self) -> list:
         "The least change of each kind that makes this call fit, each checked by planning it ([] if the call fits)."
@@ -179,6 +161,35 @@ class Conv1dPlan:
         "What would make the call fit SBUF ('' if it fits): the fewest programs, or a shorter row, a dtype, a target."
         return self.advise()
 
+# %% ../nbs/09_conv1d_plan.ipynb #57f9500b
+@dataclass
+class Conv1dPlan(_Conv1dFit):
+    "Everything the 1D entry point will do for one call, computed without running it."
+    geometry: Conv1dGeometry
+    num_programs: int
+    target: str
+    dispatch: Dispatch
+    tiles: list
+    free_sizes: list
+    sbuf: list
+    @property
+    def fits(self): return all(total <= cap for _, _, total, cap in self.sbuf)
+    @property
+    def capacity(self) -> int: return self.sbuf[0][3]
+    def instruction_counts(self) -> dict:
+        "Multiplies (and as many reduces) per program and in total."
+        per_tile = self.geometry.N * len(self.free_sizes)
+        per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
+        return dict(per_program=per, total=sum(per.values()))
+    def replan(self, **change) -> Conv1dPlan:
+        "This call planned again with some of `W`, `num_programs`, `dtype` and `target` changed."
+        g = self.geometry
+        a = dict(W=g.W, num_programs=self.num_programs, dtype=g.dtype.name, target=self.target)
+        unknown = sorted(set(change) - set(a))
+        if unknown: raise SimulatorTypeError(f"replan: {unknown[0]!r} is not something replan changes; it changes {', '.join(a)}")
+        a |= change
+        return conv1d_plan((g.N, g.C, 1, a['W']), (g.C, 1, 1, g.W_f), g.padding, a['num_programs'], a['target'], a['dtype'])
+
     def __str__(self):
         g, d = self.geometry, self.dispatch
         lines = [f"conv1d_depthwise_bf01_oi01_bf01: img (N={g.N}, C={g.C}, 1, W={g.W}), W_f={g.W_f}, padding=({g.W_padding_l}, "
@@ -195,6 +206,7 @@ class Conv1dPlan:
         return '\n'.join(lines)
     __repr__ = __str__
 
+# %% ../nbs/09_conv1d_plan.ipynb #62cfee9d
 def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, dtype='float32') -> Conv1dPlan:
     "Plan one 1D depthwise call: dispatch, SPMD tiles, instruction sizes, SBUF per program; checks the arguments."
     with errors_from('conv1d_plan'):

@@ -69,9 +69,46 @@ def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=DTYPE_SIZE_AS_WRITTEN,
     max_h_tile_size = max(min(in_H, calc_inverse_dilated_dimension(h_tile_count, dil_H_lhs) - 1), k_H)
     return h_tile_count, max_h_tile_size
 
+# %% ../nbs/12_conv2d.ipynb #c2d0a1b2
+class _Conv2dReport:
+    "What a `Conv2dPlan` says about itself: instruction sizes and a printable summary."
+    def free_sizes(self) -> list:
+        "(instruction, what it does, largest elements per partition, count) for each kind of instruction."
+        T, ks, c = self.tiles, self.kernel_size, self.instruction_counts()
+        loads = [t for t in T if t.loads]
+        biggest_load = max((t.load_h_size for t in loads), default=0) * self.in_W
+        rows = [
+            ('dma_copy', 'filter -> SBUF (L855)', ks, self.C_NUM_TILES),
+            ('dma_copy', 'image rows -> SBUF (L949)', biggest_load, self.C_NUM_TILES * self.in_N * len(loads)),
+            ('memset', 'zero the dilated tile (L973)', max(t.dilated_h_size for t in T) * self.dil_W, self.C_NUM_TILES * self.in_N * len(T)),
+            ('dma_copy', 'scatter onto the dilation grid (L977)', biggest_load, self.C_NUM_TILES * self.in_N * len(loads)),
+            ('memset', 'zero the results', max(t.window_size for t in T) * self.out_W, self.C_NUM_TILES * self.in_N * len(T)),
+            ('memset', 'zero the products, per output row', self.out_W * ks, c['tensor_reduce']),
+            ('tensor_tensor', 'one tap x one output row (L1015)', self.out_W, c['tensor_tensor']),
+            ('tensor_reduce', 'all taps of one output row (L1046)', self.out_W * ks, c['tensor_reduce']),
+            ('dma_copy', 'results -> HBM (L1072)', max(t.window_size for t in T) * self.out_W, self.C_NUM_TILES * self.in_N * len(T)),
+        ]
+        return [r for r in rows if r[3]]
+
+    def summary(self) -> str:
+        "A few lines, at most 100 characters wide, a reader (or the CLI) can print."
+        b = self.bytes_per_partition
+        lines = [
+            f"image {self.in_C}x{self.in_H}x{self.in_W}x{self.in_N} (C,H,W,N) {self.dtype}, kernel {self.k_H}x{self.k_W}, "
+            f"padding {self.padding}, lhs_dilation {self.lhs_dilation}{', in_perm ' + str(self.in_perm) if self.in_perm else ''}",
+            f"dilated, padded image {self.dil_H}x{self.dil_W}; output {self.in_N}x{self.in_C}x{self.out_H}x{self.out_W} (N,C,H,W)",
+            f"channel tiles {self.C_NUM_TILES} of {self.C_TILE_SIZE}; budget {SBUF_BUDGET_BYTES} B with dtype_size "
+            f"{self.dtype_size}: h_tile_count {self.h_tile_count}, max_h_tile_size {self.max_h_tile_size}; "
+            f"{len(self.tiles)} H tiles ({self.bookkeeping} bookkeeping)",
+            f"SBUF bytes per partition, {b['total']} in all: " + ', '.join(f"{k} {v}" for k, v in b.items() if k != 'total'),
+            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())]
+        return '\n'.join(textwrap.fill(l, 100, subsequent_indent='  ') for l in lines)
+
+
+
 # %% ../nbs/12_conv2d.ipynb #d581d044
 @dataclass
-class Conv2dPlan:
+class Conv2dPlan(_Conv2dReport):
     "Everything `conv2d_depthwise_f01b_o01i_bf01` will do for one set of arguments, computed without running it."
     in_C: int; in_H: int; in_W: int; in_N: int; k_H: int; k_W: int
     padding: tuple; lhs_dilation: tuple; in_perm: tuple; dtype: str; itemsize: int
@@ -106,39 +143,6 @@ class Conv2dPlan:
             per_n['tensor_reduce'] += t.window_size
         for k, v in per_n.items(): n[k] += self.C_NUM_TILES * self.in_N * v
         return {k: v for k, v in n.items() if v}
-
-    def free_sizes(self) -> list:
-        "(instruction, what it does, largest elements per partition, count) for each kind of instruction."
-        T, ks, c = self.tiles, self.kernel_size, self.instruction_counts()
-        loads = [t for t in T if t.loads]
-        biggest_load = max((t.load_h_size for t in loads), default=0) * self.in_W
-        rows = [
-            ('dma_copy', 'filter -> SBUF (L855)', ks, self.C_NUM_TILES),
-            ('dma_copy', 'image rows -> SBUF (L949)', biggest_load, self.C_NUM_TILES * self.in_N * len(loads)),
-            ('memset', 'zero the dilated tile (L973)', max(t.dilated_h_size for t in T) * self.dil_W, self.C_NUM_TILES * self.in_N * len(T)),
-            ('dma_copy', 'scatter onto the dilation grid (L977)', biggest_load, self.C_NUM_TILES * self.in_N * len(loads)),
-            ('memset', 'zero the results', max(t.window_size for t in T) * self.out_W, self.C_NUM_TILES * self.in_N * len(T)),
-            ('memset', 'zero the products, per output row', self.out_W * ks, c['tensor_reduce']),
-            ('tensor_tensor', 'one tap x one output row (L1015)', self.out_W, c['tensor_tensor']),
-            ('tensor_reduce', 'all taps of one output row (L1046)', self.out_W * ks, c['tensor_reduce']),
-            ('dma_copy', 'results -> HBM (L1072)', max(t.window_size for t in T) * self.out_W, self.C_NUM_TILES * self.in_N * len(T)),
-        ]
-        return [r for r in rows if r[3]]
-
-    def summary(self) -> str:
-        "A few lines, at most 100 characters wide, a reader (or the CLI) can print."
-        b = self.bytes_per_partition
-        lines = [
-            f"image {self.in_C}x{self.in_H}x{self.in_W}x{self.in_N} (C,H,W,N) {self.dtype}, kernel {self.k_H}x{self.k_W}, "
-            f"padding {self.padding}, lhs_dilation {self.lhs_dilation}{', in_perm ' + str(self.in_perm) if self.in_perm else ''}",
-            f"dilated, padded image {self.dil_H}x{self.dil_W}; output {self.in_N}x{self.in_C}x{self.out_H}x{self.out_W} (N,C,H,W)",
-            f"channel tiles {self.C_NUM_TILES} of {self.C_TILE_SIZE}; budget {SBUF_BUDGET_BYTES} B with dtype_size "
-            f"{self.dtype_size}: h_tile_count {self.h_tile_count}, max_h_tile_size {self.max_h_tile_size}; "
-            f"{len(self.tiles)} H tiles ({self.bookkeeping} bookkeeping)",
-            f"SBUF bytes per partition, {b['total']} in all: " + ', '.join(f"{k} {v}" for k, v in b.items() if k != 'total'),
-            "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())]
-        return '\n'.join(textwrap.fill(l, 100, subsequent_indent='  ') for l in lines)
-
 
 
 # %% ../nbs/12_conv2d.ipynb #6ffdf0f0
