@@ -255,12 +255,10 @@ Why at most 2x the fastest direct NumPy is out of reach where the targets line s
 kernel's own instruction stream run as bare NumPy calls, one per instruction, on views made beforehand, with no checks
 and no Python in between. The simulator runs that same stream and must give the same bits, so it cannot be faster than
 its replay: where the replay alone takes more than twice the fastest direct NumPy (replay/direct > 2x), so does the
-simulator, however little its checks cost. Nor would a cleverer replay get there: on the default shapes, `python
-bench/floor.py` times every other NumPy layout of the multiplies (a product is the same whatever the order) and every
-other formulation of the reduces, and only the simulator's own reduce (a matmul with a vector of ones, which BLAS sums
-in its own order) gives the same bits; with the fastest of each, the stream still takes more than 2x. Reaching 2x would
-mean changing results: a fixed summation order for tensor_reduce, and an executor that fuses each multiply with its
-reduce instead of running one NumPy call per instruction."""
+simulator, however little its checks cost. The reduce sums its taps one after the other in fp32
+(the simulator's defined order), one NumPy addition per tap, and a product is the same whatever its layout, so no
+faster formulation of the same stream gives the same bits. Reaching 2x would need an executor that fuses each
+multiply with its reduce instead of running one NumPy call per instruction: another design, not a faster simulator."""
 
 
 def detail(variants: dict, extra: dict, t: dict) -> str:
