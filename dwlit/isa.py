@@ -16,10 +16,10 @@ from .memory import Tensor, current_core, psum, sbuf, float32, bfloat16, get_tar
 from .ap import View, full_view, _extent
 
 # %% auto #0
-__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'REDUCE_OPS', 'INSTRUCTIONS',
-           'MODELLED', 'Op', 'engine', 'Access', 'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor',
-           'tensor_reduce', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose',
-           'plot_trace', 'trace_stepper']
+__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'OPS', 'ENGINES', 'PE_ARRAY', 'REDUCE_OPS',
+           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'Access', 'Instruction', 'Trace', 'trace',
+           'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'memset', 'dma_copy',
+           'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class Op:
     def __repr__(self): return f"nl.{self.name}"
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
-maximum, minimum = Op('maximum', np.maximum), Op('minimum', np.minimum)
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum)}
+maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide)}
 
 # %% ../nbs/03_instructions.ipynb #a62c9c2e
 class engine(enum.Enum):
@@ -173,10 +173,10 @@ def _distinct(op, dst):
         raise SimulatorError(f"{op}: destination {dst!r} writes some addresses more than once (a step-0 or "
                              f"overlapping pattern)")
 
-def _op(name, op, allowed=OPS):
-    "Raise unless `op` is one of the operators `allowed`."
+def _op(name, op, allowed=OPS, arg='op'):
+    "Raise unless `op` (argument `arg`) is one of the operators `allowed`."
     if not isinstance(op, Op) or op.name not in allowed:
-        raise SimulatorError(f"{name}: op must be one of {', '.join('nl.' + o for o in allowed)}, got op={shown(op)}")
+        raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
 
 # %% ../nbs/03_instructions.ipynb #a76b6890
 def _fp32(a: np.ndarray) -> np.ndarray:
@@ -251,6 +251,77 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     record('tensor_reduce', 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
            axis=axis if isinstance(axis, int) else tuple(axis))
 
+# %% ../nbs/03_instructions.ipynb #e134e85b
+def _scalar(op, arg, x, data):
+    "(values, view or None) of operand `x`: a number, or a (P, 1) tile of one value per partition of `data`."
+    if not isinstance(getattr(x, 'tensor', x), Tensor):
+        with errors_from(op): return np.float32(check_number(x, arg)), None
+    v = _operand(op, arg, x)
+    _on_chip(op, **{arg: v})
+    if v.partitions != data.partitions or v.free_size != 1:
+        raise SimulatorError(f"{op}: {arg} must be a number or a ({data.partitions}, 1) tile, one value per partition "
+                             f"of data, got {v!r} of shape {v.shape}")
+    return _fp32(v.array).reshape(-1, 1), v
+
+def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
+
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, name=None):
+    "`dst = (data op0 operand0) op1 operand1`, each operand a number or one value per partition (Vector engine, fp32)."
+    dst, data = _operand('tensor_scalar', 'dst', dst), _operand('tensor_scalar', 'data', data)
+    _on_chip('tensor_scalar', dst=dst, data=data)
+    _alike('tensor_scalar', dst=dst, data=data)
+    _op('tensor_scalar', op0, arg='op0')
+    if (op1 is None) != (operand1 is None):
+        raise SimulatorError(f"tensor_scalar: op1 and operand1 go together (both or neither), got op1={shown(op1)}, operand1={shown(operand1)}")
+    if op1 is not None: _op('tensor_scalar', op1, arg='op1')
+    (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
+                          for k, x in (('operand0', operand0), ('operand1', operand1)))
+    reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
+    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar', 'GpSimd'))
+    if where == 'GpSimd' and psum in (dst.buffer, data.buffer):
+        raise SimulatorError("tensor_scalar: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    _distinct('tensor_scalar', dst)
+    x = _apply(op0, _fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
+    _write(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
+    record('tensor_scalar', where, dst, (data,) + tuple(c for c in (c0, c1) if c is not None), dst.partitions,
+           data.free_size, op0=op0.name, op1=op1 and op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
+
+# %% ../nbs/03_instructions.ipynb #79dc9ba9
+@dataclass(frozen=True)
+class Fn:
+    "An activation function: its NKI name and the NumPy function that computes it in fp32."
+    name: str
+    f: object
+    def __repr__(self): return f"nl.{self.name}"
+
+def _sigmoid(x): return 1 / (1 + np.exp(-x))
+def _gelu_tanh(x): return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+
+ACTIVATIONS = {f.name: f for f in (
+    Fn('copy', lambda x: x), Fn('exp', np.exp), Fn('log', np.log), Fn('tanh', np.tanh), Fn('sigmoid', _sigmoid),
+    Fn('relu', lambda x: np.maximum(x, 0)), Fn('silu', lambda x: x * _sigmoid(x)), Fn('gelu_apprx_tanh', _gelu_tanh),
+    Fn('square', np.square), Fn('sqrt', np.sqrt), Fn('rsqrt', lambda x: 1 / np.sqrt(x)), Fn('reciprocal', lambda x: 1 / x),
+    Fn('abs', np.abs), Fn('sin', np.sin), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))))}
+
+# %% ../nbs/03_instructions.ipynb #453e0ead
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, engine=None, name=None):
+    "`dst = op(data * scale + bias)` element by element, `scale` and `bias` a number or one value per partition (Scalar engine)."
+    dst, data = _operand('activation', 'dst', dst), _operand('activation', 'data', data)
+    _on_chip('activation', dst=dst, data=data)
+    _alike('activation', dst=dst, data=data)
+    if not isinstance(op, Fn) or op.name not in ACTIVATIONS:
+        raise SimulatorError(f"activation: op must be one of {', '.join('nl.' + f for f in ACTIVATIONS)}, got op={shown(op)}")
+    (m, cm), (b, cb) = (_scalar('activation', k, x, data) for k, x in (('scale', scale), ('bias', 0.0 if bias is None else bias)))
+    if reduce_op is not None or reduce_res is not None:
+        raise NotModelledError("nisa.activation: reduce_op and reduce_res (the Scalar engine's accumulation registers) "
+                               "are not modelled; reduce dst with nisa.tensor_reduce instead")
+    where = _engine('activation', engine, ('Scalar', 'GpSimd') if current_core().target.name == 'trn3' else ('Scalar',), 'Scalar')
+    _distinct('activation', dst)
+    with np.errstate(all='ignore'):            # exp overflows to inf, log of a negative is NaN: as in fp32
+        _write(dst, op.f(_fp32(data.array).reshape(data.partitions, -1) * m + b).astype(float32))
+    record('activation', where, dst, (data,) + tuple(c for c in (cm, cb) if c is not None), dst.partitions,
+           data.free_size, op=op.name, scale=float(m) if cm is None else None, bias=float(b) if cb is None and bias is not None else None, name=name)
+
 # %% ../nbs/03_instructions.ipynb #05c6451b
 def memset(dst, value, engine=None, name=None):
     "Fill `dst` (SBUF or PSUM) with the number `value` (Vector engine)."
@@ -317,9 +388,9 @@ def _matmul_sizes(st, mv, dst):
     if (st.dtype == float32) != (mv.dtype == float32):
         raise SimulatorError(f"nc_matmul: if one input is float32 the other must be too, got stationary {st.dtype.name} "
                              f"and moving {mv.dtype.name}")
-    ok = (float32, bfloat16) if get_target().name == 'trn3' else (float32,)
+    ok = (float32, bfloat16) if current_core().target.name == 'trn3' else (float32,)
     if dst.dtype not in ok:
-        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {get_target().name}, got {dst.dtype.name}")
+        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {current_core().target.name}, got {dst.dtype.name}")
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               accumulate=None, tile_position=(), tile_size=(), perf_mode=None, name=None):
@@ -363,14 +434,14 @@ def nc_transpose(dst, data, engine=None, name=None):
     record('nc_transpose', where, dst, (data,), data.partitions, data.free_size)
 
 # %% ../nbs/03_instructions.ipynb #b76961e7
-_NKI_ISA = ('nc_matmul_mx activation activation_reduce activate2 tensor_partition_reduce tensor_tensor_scan '
-            'scalar_tensor_tensor tensor_scalar tensor_scalar_reduce tensor_scalar_cumulative tensor_copy_predicated '
+_NKI_ISA = ('nc_matmul_mx activation_reduce activate2 tensor_partition_reduce tensor_tensor_scan '
+            'scalar_tensor_tensor tensor_scalar_reduce tensor_scalar_cumulative tensor_copy_predicated '
             'exponential reciprocal quantize_mx iota dropout affine_select range_select select_reduce sequence_bounds '
             'bn_stats bn_aggr local_gather nc_n_gather dma_transpose dma_compute max8 nc_find_index8 nc_match_replace8 '
             'nc_stream_shuffle register_alloc register_load register_move register_store core_barrier sendrecv rng '
             'rand2 rand_set_state rand_get_state set_rng_seed nonzero_with_count topk get_nc_version').split()
-INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose',
-                'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
+INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'activation', 'memset', 'dma_copy', 'tensor_copy',
+                'nc_matmul', 'nc_transpose', 'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
 MODELLED = INSTRUCTIONS + ('engine',)
 
 def _not_modelled(module, name, nki_names, modelled):

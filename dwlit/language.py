@@ -14,11 +14,13 @@ from .checks import SimulatorError, SimulatorTypeError, check_int, shown, MAX_PR
 from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_core, get_target, Allocator, sbuf, psum,
                      hbm, private_hbm, shared_hbm, float32, float16, bfloat16, MAX_HBM_BYTES)
 from .ap import View
-from .isa import add, subtract, multiply, maximum, minimum, _not_modelled
+from .isa import add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS, _not_modelled
 
 # %% auto #0
-__all__ = ['tile_size', 'jit', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range',
-           'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel']
+__all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim',
+           'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel',
+           'KernelFunction', 'kernel']
 
 # %% ../nbs/04_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -161,20 +163,22 @@ jit = kernel    # NKI's name for it
 
 # %% ../nbs/04_programs.ipynb #1b7ad21a
 from .memory import ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16   # noqa: F811
+_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
+(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
+ softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
 
-_NKI_NL = ('load store load_transpose2d copy matmul transpose broadcast_to zeros ones full zeros_like empty_like rand '
-           'random_seed shared_constant shared_identity_matrix abs exp log sqrt rsqrt square power reciprocal '
-           'negative sign sin cos tan tanh arctan ceil floor trunc divide relu sigmoid silu gelu softmax erf mish '
-           'softplus dropout rms_norm sum mean max min prod all var equal not_equal greater greater_equal less '
-           'less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift ds expand_dims '
+_NKI_NL = ('load store load_transpose2d matmul transpose broadcast_to zeros ones full zeros_like empty_like rand '
+           'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
+           'gelu softmax erf mish dropout rms_norm sum mean max min prod all var equal not_equal greater greater_equal '
+           'less less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift ds expand_dims '
            'device_print dynamic_range fori_loop while_loop int8 int16 int32 uint8 uint16 uint32 float8_e4m3 '
            'float8_e5m2 float8_e4m3fn tfloat32 bool_ NkiTensor NKIObject').split()
 _INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
-            'copy': 'nisa.tensor_copy', 'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose',
+            'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose',
             'zeros': 'nl.ndarray, then nisa.memset(t, 0.0)', 'sum': 'nisa.tensor_reduce(dst, nl.add, data, axis)'}
 NL_MODELLED = ('ndarray', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'float32', 'float16', 'bfloat16', 'add',
-               'subtract', 'multiply', 'maximum', 'minimum', 'affine_range', 'sequential_range', 'static_range',
-               'program_id', 'num_programs', 'program_ndim', 'tile_size')
+               'subtract', 'multiply', 'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range', 'program_id',
+               'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):
     if name.startswith('__'): raise AttributeError(name)
