@@ -253,9 +253,291 @@ def test_activation_refuses_what_it_does_not_model():
         d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
         with pytest.raises(SimulatorError, match="op must be one of nl.copy, nl.exp"):
             nisa.activation(y, nl.add, d)
-        with pytest.raises(NotModelledError, match="reduce_op and reduce_res"):
+        with pytest.raises(NotModelledError, match="reduce_op, reduce_res and reduce_cmd"):
             nisa.activation(y, nl.exp, d, reduce_op=nl.add, reduce_res=nl.ndarray((2, 1), nl.float32, buffer=nl.sbuf))
         with pytest.raises(SimulatorError, match=r"bias must be a number or a \(2, 1\) tile"):
             nisa.activation(y, nl.exp, d, bias=sbuf_from(np.ones((2, 3))))
         with pytest.raises(SimulatorError, match="engine must be one of nisa.engine.scalar"):
             nisa.activation(y, nl.exp, d, engine=nisa.engine.vector)
+
+
+# --- hint keywords ------------------------------------------------------------------------------------------------
+
+def test_hint_keywords_are_accepted_and_kept_in_the_record():
+    with fresh():
+        h = nl.ndarray((4, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.ones((4, 3)))
+        s = nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.dma_copy(dst=s, src=h, dge_mode=nisa.dge_mode.hwdge, oob_mode=nisa.oob_mode.error, name='load_h')
+            nisa.tensor_tensor(s, s, s, nl.add, name='double')
+            nisa.memset(s, 0.0, name='clear')
+            nisa.dma_copy(dst=s, src=h)
+        a = [i.attrs for i in tr.instructions]
+        assert a[0]['dge_mode'] == 'hwdge' and a[0]['oob_mode'] == 'error' and a[0]['name'] == 'load_h'
+        assert a[1]['name'] == 'double' and a[2]['name'] == 'clear'
+        assert 'name' not in a[3] and 'dge_mode' not in a[3]              # not given: not recorded
+
+
+def test_dma_copy_read_modify_write_adds():
+    with fresh():
+        h = nl.ndarray((2, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.arange(6.0).reshape(2, 3))
+        s = sbuf_from(np.full((2, 3), 10.0))
+        nisa.dma_copy(dst=s, src=h, dst_rmw_op=nl.add)
+        np.testing.assert_array_equal(s.numpy(), np.arange(6.0).reshape(2, 3) + 10)
+        with pytest.raises(SimulatorError, match="dst_rmw_op must be one of nl.add"):
+            nisa.dma_copy(dst=s, src=h, dst_rmw_op=nl.multiply)
+
+
+# --- nl's tile functions ------------------------------------------------------------------------------------------
+
+@nki.jit
+def softmax_rows(x):
+    "Row softmax written with nl's tile functions: max, subtract (broadcast), exp, sum, divide by a column."
+    P, F = x.shape
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    t = nl.zeros((P, F), nl.float32)
+    nisa.dma_copy(dst=t, src=x)
+    m = nl.max(t, axis=1, keepdims=True)
+    e = nl.exp(nl.subtract(t, nl.broadcast_to(m, (P, F))))
+    s = nl.sum(e, axis=1, keepdims=True)
+    nisa.dma_copy(dst=out, src=nl.divide(e, s))
+    return out
+
+
+def test_nl_tile_functions_compose_into_a_softmax():
+    x = RNG.standard_normal((32, 20)).astype(np.float32) * 4
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(softmax_rows(x), e / e.sum(1, keepdims=True), rtol=2e-6, atol=1e-7)
+
+
+def test_nl_zeros_fills_and_records_a_memset():
+    with fresh():
+        with trace() as tr:
+            z = nl.zeros((4, 5), nl.bfloat16)
+            o = nl.ones((4, 2), nl.float32, buffer=nl.psum)
+            f = nl.full((3, 3), 2.5, nl.float32)
+        assert z.numpy().astype(np.float32).sum() == 0 and (o.numpy() == 1).all() and (f.numpy() == 2.5).all()
+        assert [i.op for i in tr.instructions] == ['memset'] * 3 and o.buffer is nl.psum
+        with pytest.raises(NotModelledError, match="fills on-chip tensors only"):
+            nl.zeros((4, 5), nl.float32, buffer=nl.hbm)
+
+
+def test_nl_ds_is_a_slice():
+    assert nl.ds(3, 4) == slice(3, 7)
+    with fresh():
+        t = sbuf_from(np.arange(20.0).reshape(2, 10))
+        np.testing.assert_array_equal(t[:, nl.ds(3, 4)].numpy(), np.arange(20.0).reshape(2, 10)[:, 3:7])
+    with pytest.raises(SimulatorError, match="size must be >= 1"):
+        nl.ds(0, 0)
+
+
+def test_nl_reductions_match_numpy_and_refuse_the_partition_axis():
+    x = RNG.standard_normal((6, 4, 5))
+    with fresh():
+        t = sbuf_from(x)
+        np.testing.assert_allclose(nl.sum(t, axis=2).numpy(), x.astype(np.float32).sum(2), rtol=1e-5)
+        np.testing.assert_array_equal(nl.max(t, axis=(1, 2)).numpy(), x.astype(np.float32).max((1, 2)))
+        np.testing.assert_array_equal(nl.min(t, axis=-1, keepdims=True).numpy(), x.astype(np.float32).min(2, keepdims=True))
+        with pytest.raises(SimulatorError, match="axis 0 is the partition axis"):
+            nl.sum(t, axis=0)
+
+
+def test_nl_binary_functions_dispatch_and_refuse_partition_broadcast():
+    x = RNG.standard_normal((4, 6)).astype(np.float32)
+    c = RNG.standard_normal((4, 1)).astype(np.float32)
+    with fresh():
+        tx, tc = sbuf_from(x), sbuf_from(c)
+        with trace() as tr:
+            r1, r2, r3 = nl.multiply(tx, tx), nl.subtract(tc, tx), nl.add(2.0, tx)
+        assert [i.op for i in tr.instructions] == ['tensor_tensor', 'tensor_scalar', 'tensor_scalar']
+        np.testing.assert_allclose(r1.numpy(), x * x, rtol=1e-6)
+        np.testing.assert_allclose(r2.numpy(), c - x, rtol=1e-6)
+        np.testing.assert_allclose(r3.numpy(), 2 + x, rtol=1e-6)
+        with pytest.raises(NotModelledError, match="never across partitions"):
+            nl.add(tx, sbuf_from(np.ones((1, 6))))
+        with pytest.raises(SimulatorError, match="x or y must be a tile"):
+            nl.add(1.0, 2.0)
+        with pytest.raises(NotModelledError, match="repeats size-1 free axes only"):
+            nl.broadcast_to(sbuf_from(np.ones((1, 6))), (4, 6))
+
+
+# --- reshape, .ap on a view, dtype= on .ap -----------------------------------------------------------------------
+
+def test_tensor_reshape_is_a_row_major_view():
+    x = np.arange(24.0).reshape(4, 6)
+    with fresh():
+        h = nl.ndarray((4, 6), nl.float32, buffer=nl.hbm, name='h')
+        h.write(x)
+        np.testing.assert_array_equal(h.reshape((2, 12)).numpy(), x.reshape(2, 12))
+        s = sbuf_from(x)
+        np.testing.assert_array_equal(s.reshape((4, 2, 3))[:, 1, :].numpy(), x.reshape(4, 2, 3)[:, 1, :])
+        with pytest.raises(AccessPatternError, match="keep the partition dimension 4"):
+            s.reshape((2, 12))
+        with pytest.raises(AccessPatternError, match="must keep the 24 elements"):
+            h.reshape((5, 5))
+        with pytest.raises(NotModelledError, match="reshapes whole tensors only"):
+            s[:, 0:2].reshape((4, 2))
+
+
+def test_ap_on_a_view_is_refused_as_the_guide_says():
+    with fresh():
+        s = sbuf_from(np.zeros((4, 8)))
+        with pytest.raises(AccessPatternError, match="given on a tensor, not on a view"):
+            s[:, 0:4].ap([[8, 4], [1, 2]])
+
+
+def test_ap_dtype_reinterprets_the_bytes():
+    with fresh():
+        s = sbuf_from(np.array([[1.0, -2.0], [0.5, 3.0]], np.float32))
+        v = s.ap([[4, 2], [1, 4]], dtype=nl.bfloat16)           # 2 fp32 = 4 bf16 per partition
+        assert v.shape == (2, 4) and v.dtype == nl.bfloat16
+        raw = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32).view(ml_dtypes.bfloat16)
+        np.testing.assert_array_equal(v.numpy().view(np.uint16), raw.view(np.uint16))
+        with pytest.raises(AccessPatternError, match="out of bounds"):
+            s.ap([[4, 2], [1, 5]], dtype=nl.bfloat16)
+
+
+def test_an_integer_partition_index_keeps_a_size_one_axis():
+    with fresh():
+        s = sbuf_from(np.arange(12.0).reshape(3, 4))
+        v = s[1, :]
+        assert v.shape == (1, 4) and (v.numpy() == np.arange(4.0, 8.0)).all()
+
+
+# --- dtypes -------------------------------------------------------------------------------------------------------
+
+def test_int8_and_fp8_are_storage_types():
+    for name, dt in (('int8', np.int8), ('uint8', np.uint8), ('float8_e4m3', ml_dtypes.float8_e4m3),
+                     ('float8_e5m2', ml_dtypes.float8_e5m2), ('float8_e4m3fn', ml_dtypes.float8_e4m3fn)):
+        assert getattr(nl, name) == np.dtype(dt)
+
+
+@nki.jit
+def widen(x):
+    "Copy an 8-bit input into SBUF and convert it to fp32 on the way out."
+    out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    w = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=w, src=t)
+    nisa.dma_copy(dst=out, src=w)
+    return out
+
+
+def test_int8_and_fp8_inputs_convert_exactly_to_fp32():
+    q = np.array([[-128, -1, 0, 127]], np.int8)
+    np.testing.assert_array_equal(widen(q), q.astype(np.float32))
+    f8 = np.array([[0.5, -3.0, 240.0, 0.0625]], np.float32).astype(ml_dtypes.float8_e4m3)
+    np.testing.assert_array_equal(widen(f8), f8.astype(np.float32))
+
+
+def test_writes_into_8_bit_types_are_exact_or_refused():
+    with fresh():
+        src = sbuf_from(np.array([[1.0, -7.0, 100.0]]))
+        i8 = nl.ndarray((1, 3), nl.int8, buffer=nl.sbuf)
+        nisa.tensor_copy(i8, src)
+        np.testing.assert_array_equal(i8.numpy(), [[1, -7, 100]])
+        with pytest.raises(NotModelledError, match="only whole numbers in \\[-128, 127\\]"):
+            nisa.tensor_copy(i8, sbuf_from(np.array([[1.5, 0.0, 0.0]])))
+        with pytest.raises(NotModelledError, match="only whole numbers"):
+            nisa.tensor_copy(i8, sbuf_from(np.array([[300.0, 0.0, 0.0]])))
+        f8 = nl.ndarray((1, 3), nl.float8_e4m3, buffer=nl.sbuf)
+        nisa.tensor_copy(f8, sbuf_from(np.array([[0.3, 1.0, -2.0]])))
+        np.testing.assert_array_equal(f8.numpy().astype(np.float32),
+                                      np.float32([0.3, 1.0, -2.0]).astype(ml_dtypes.float8_e4m3).astype(np.float32)[None])
+        with pytest.raises(NotModelledError, match="fp8 overflow"):
+            nisa.tensor_copy(f8, sbuf_from(np.array([[1000.0, 0.0, 0.0]])))
+
+
+# --- NKIObject, typing, tile_size, jit options ------------------------------------------------------------------------
+
+def test_nki_objects_typing_and_tile_size():
+    class Config(nl.NKIObject):
+        pass
+    c = Config(tile=128, fused=True)
+    assert c.tile == 128 and c.fused
+    from dwlit.nki.typing import tensor
+    from dwlit.memory import Tensor
+    assert tensor is Tensor
+    ts = nl.tile_size      # the eight documented attributes
+    assert (ts.pmax, ts.psum_fmax, ts.gemm_stationary_fmax, ts.gemm_moving_fmax, ts.bn_stats_fmax) == (128, 512, 128, 512, 512)
+    assert ts.psum_min_align > 0 and ts.sbuf_min_align > 0 and ts.total_available_sbuf_size > 0
+
+
+def test_jit_with_a_platform_target():
+    @nki.jit(platform_target='trn3')
+    def bf16_matmul(a_t, b):
+        out = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.shared_hbm)
+        l, r = nl.ndarray(a_t.shape, a_t.dtype, buffer=nl.sbuf), nl.ndarray(b.shape, b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=l, src=a_t); nisa.dma_copy(dst=r, src=b)
+        acc = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.psum)    # bf16 PSUM: trn3 only
+        nisa.nc_matmul(acc, l, r)
+        res = nl.ndarray(acc.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_copy(res, acc); nisa.dma_copy(dst=out, src=res)
+        return out
+    a_t, b = np.ones((128, 4), ml_dtypes.bfloat16), np.ones((128, 8), ml_dtypes.bfloat16)
+    assert (bf16_matmul(a_t, b).astype(np.float32) == 128).all()
+    with pytest.raises(SimulatorError, match="dst must be float32 on trn1"):
+        bf16_matmul(a_t, b, target='trn1')
+
+
+# --- iota and tensor_tensor_scan ---------------------------------------------------------------------------------
+
+def test_iota_follows_the_reference_pseudo_code():
+    with fresh():
+        d = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.iota(d, [[10, 2], [-1, 3]], offset=5, channel_multiplier=100)
+        want = np.zeros((4, 2, 3))
+        for p in range(4):
+            for w in range(2):
+                for x in range(3): want[p, w, x] = 5 + 100 * p + 10 * w - x
+        np.testing.assert_array_equal(d.numpy(), want)
+        assert tr.instructions[0].engine == 'GpSimd'
+        with pytest.raises(SimulatorError, match="must be in SBUF"):
+            nisa.iota(nl.ndarray((4, 6), nl.float32, buffer=nl.psum), [[1, 6]], 0)
+
+
+@nki.jit
+def linear_recurrence(a, b):
+    "h[t] = a[t] * h[t-1] + b[t] per row, from h[-1] = 0: one tensor_tensor_scan."
+    P, T = a.shape
+    out = nl.ndarray((P, T), nl.float32, buffer=nl.shared_hbm)
+    ta, tb = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf), nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a); nisa.dma_copy(dst=tb, src=b)
+    h = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor_scan(h, ta, tb, 0.0, nl.multiply, nl.add)
+    nisa.dma_copy(dst=out, src=h)
+    return out
+
+
+def test_tensor_tensor_scan_is_a_linear_recurrence():
+    a = RNG.uniform(0.5, 1.0, (8, 30)).astype(np.float32)
+    b = RNG.standard_normal((8, 30)).astype(np.float32)
+    want, h = np.zeros((8, 30)), np.zeros(8)
+    for t in range(30): h = a[:, t].astype(np.float64) * h + b[:, t]; want[:, t] = h
+    np.testing.assert_allclose(linear_recurrence(a, b), want, rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_tensor_scan_reverse_and_column_initial():
+    with fresh():
+        d0, d1 = sbuf_from(np.full((2, 3), 2.0)), sbuf_from(np.ones((2, 3)))
+        init = sbuf_from(np.array([[10.0], [20.0]]))
+        r = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_tensor_scan(r, d0, d1, init, nl.subtract, nl.subtract, reverse0=True, reverse1=True)
+        want, prev = np.zeros((2, 3)), np.array([10.0, 20.0])
+        for i in range(3): prev = 1.0 - (prev - 2.0); want[:, i] = prev     # op1(d1, op0(prev, d0))
+        np.testing.assert_array_equal(r.numpy(), want)
+
+
+def test_activation_valid_input_ranges_are_enforced():
+    with fresh():
+        y = nl.ndarray((1, 2), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(SimulatorError, match=r"nl.sin is valid for inputs in \[-3.14159, 3.14159\]"):
+            nisa.activation(y, nl.sin, sbuf_from(np.array([[0.0, 4.0]])))
+        with pytest.raises(SimulatorError, match="nl.log is valid for inputs"):
+            nisa.activation(y, nl.log, sbuf_from(np.array([[1.0, 0.0]])))
+        nisa.activation(y, nl.sin, sbuf_from(np.array([[0.5, -1.0]])))
+        np.testing.assert_allclose(y.numpy(), np.sin([[0.5, -1.0]]), rtol=1e-6)
