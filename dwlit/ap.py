@@ -8,10 +8,11 @@ Docs: https://dwlit.github.io/dwlit/access_patterns.html.md"""
 from __future__ import annotations
 import math, operator
 import numpy as np
-from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
+from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
 
 # %% auto #0
-__all__ = ['MAX_FREE_DIMS', 'View', 'make_view', 'index_view', 'full_view', 'touch_counts', 'show_touches', 'ap_explorer']
+__all__ = ['MAX_FREE_DIMS', 'View', 'make_view', 'index_view', 'full_view', 'reshape_view', 'touch_counts', 'show_touches',
+           'ap_explorer']
 
 # %% ../nbs/02_access_patterns.ipynb #fdeda82d
 class View:
@@ -31,6 +32,16 @@ class View:
         "A NumPy-style slice of the view, as a view of the same tensor."
         return index_view(self, index)
 
+    def ap(self, *args, **kwargs):
+        "Refused: the access-pattern guide allows `.ap` only on a tensor, not on a view of one."
+        raise AccessPatternError(f"{self!r}.ap(...): an access pattern is given on a tensor, not on a view of one (the NKI "
+                                 f"access-pattern guide); call .ap on {self.tensor.name!r} with the offset of this view added")
+
+    def reshape(self, shape):
+        "Not modelled: reshape the tensor itself (`t.reshape(shape)`), then slice."
+        raise NotModelledError(f"{self!r}.reshape({shape}): dwlit reshapes whole tensors only; use "
+                               f"{self.tensor.name}.reshape(...) and slice the result")
+
     def numpy(self) -> np.ndarray:
         "A copy of the elements the view shows, in its shape."
         _check_expansion(self, self.dtype.itemsize, 'numpy()')
@@ -46,6 +57,7 @@ class View:
 
     def __repr__(self): return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
 
+# %% ../nbs/02_access_patterns.ipynb #9a483e24
 def _check_expansion(v, itemsize, what):
     "Refuse to expand a view beyond the budget: a step-0 pattern can show any number of elements."
     if v.size > MAX_VIEW_ELEMENTS or v.size * itemsize > MAX_HBM_BYTES:
@@ -55,6 +67,7 @@ def _check_expansion(v, itemsize, what):
 # %% ../nbs/02_access_patterns.ipynb #43fc0123
 MAX_FREE_DIMS = 4    # free axes one pattern may walk (the access-pattern deep dive: "up to four-dimensional")
 
+# %% ../nbs/02_access_patterns.ipynb #362549e7
 def _pairs(tensor, pattern) -> tuple:
     "`pattern` as a tuple of (step, num) Python-int pairs; anything else is refused with the rule."
     try:
@@ -71,6 +84,7 @@ def _pairs(tensor, pattern) -> tuple:
                                  f"has at most {1 + MAX_FREE_DIMS} (the first, then at most {MAX_FREE_DIMS} free axes)")
     return pairs
 
+# %% ../nbs/02_access_patterns.ipynb #a11f79de
 def _pair(p) -> tuple:
     "One [step, num] pair as Python ints (a list, a tuple or an array of two integers; a bool is not one)."
     if p.__class__ is list or p.__class__ is tuple:
@@ -80,6 +94,7 @@ def _pair(p) -> tuple:
     if isinstance(s, (bool, np.bool_)) or isinstance(n, (bool, np.bool_)): raise TypeError
     return operator.index(s), operator.index(n)
 
+# %% ../nbs/02_access_patterns.ipynb #11e22c24
 def _extent(pairs) -> tuple:
     "(lowest, highest) of sum(i_k * step_k) over all indices of `pairs`."
     lo = hi = 0
@@ -119,12 +134,14 @@ def make_view(tensor, pattern, offset=0) -> View:
     if tensor.buffer.on_chip: _check_partitions(tensor, pairs, offset)
     return View(tensor, pairs, offset, _strided(tensor, pairs, offset))
 
+# %% ../nbs/02_access_patterns.ipynb #d226d901
 def _int_or_none(x):
     "`x` as a Python int if it is an integer (a NumPy one too, not a bool), else None."
     if isinstance(x, (bool, np.bool_)): return None
     try: return operator.index(x)
     except TypeError: return None
 
+# %% ../nbs/02_access_patterns.ipynb #eb912930
 def _strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
@@ -173,6 +190,7 @@ def index_view(x, index) -> View:
     if on_chip and len(pairs) < 2: pairs.append([1, 1])      # ... and at least one free axis
     return make_view(tensor, pairs or [[1, 1]], offset)
 
+# %% ../nbs/02_access_patterns.ipynb #202a7f23
 def _axes(x) -> tuple:
     "(steps, lengths, offset) of the axes of a tensor (row-major) or of a view."
     if isinstance(x, View): return [s for s, _ in x.pattern], [n for _, n in x.pattern], x.offset
@@ -180,6 +198,7 @@ def _axes(x) -> tuple:
     for n in reversed(x.shape): steps.append(step); step *= n
     return steps[::-1], x.shape, 0
 
+# %% ../nbs/02_access_patterns.ipynb #7b4c0b83
 class _Named:
     "A tensor or a view as an indexing message names it (worked out only if there is a message)."
     def __init__(self, x): self.x = x
@@ -187,11 +206,26 @@ class _Named:
         x = self.x
         return repr(x) if isinstance(x, View) else f"tensor {x.name!r} {x.shape}"
 
+# %% ../nbs/02_access_patterns.ipynb #5b5123f5
 def full_view(t) -> View:
     "The whole of tensor `t` as a view (a view passes through)."
     if isinstance(t, View): return t
     steps, shape, _ = _axes(t)
     return make_view(t, [[s, n] for s, n in zip(steps, shape)], 0)
+
+# %% ../nbs/02_access_patterns.ipynb #02d8c90c
+def reshape_view(t, shape) -> View:
+    "Tensor `t` seen in `shape`: the same elements in row-major order (on chip the partition dimension is kept)."
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(_int_or_none(n) is not None and n >= 1 for n in shape):
+        raise AccessPatternError(f"reshape of tensor {t.name!r}: shape must be integers >= 1, got {shown(shape)}")
+    if math.prod(shape) != math.prod(t.shape) or (t.buffer.on_chip and shape[0] != t.shape[0]):
+        keep = f" and keep the partition dimension {t.shape[0]}" if t.buffer.on_chip else ''
+        raise AccessPatternError(f"reshape of tensor {t.name!r} {t.shape} to {shape}: a reshape must keep the "
+                                 f"{math.prod(t.shape):,} elements{keep}")
+    steps, step = [], 1
+    for n in reversed(shape): steps.append(step); step *= n
+    return make_view(t, [[s, n] for s, n in zip(steps[::-1], shape)], 0)
 
 # %% ../nbs/02_access_patterns.ipynb #b9674f1c
 def touch_counts(view: View) -> np.ndarray:
