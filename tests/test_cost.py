@@ -336,3 +336,88 @@ def test_real_2d_schedules_keep_their_rules(C, H, W, N, kH, kW):
     with trace() as tr:
         conv2d_depthwise_f01b_o01i_bf01(np.ones((C, H, W, N), np.float32), np.ones((C, kH, kW, 1), np.float32), ((1, 0), (0, 1)))
     check_schedule(predict(tr, 'trn2'))
+
+
+# --- the conventions: every field marked, each varied field doing what its row says ---------------------------------
+
+def test_every_field_is_marked_cited_or_assumed_at_its_definition():
+    import inspect, re
+    import dwlit.cost
+    from dwlit.cost import CONVENTIONS, CostModel
+    fields = [f for f in CostModel.__dataclass_fields__ if f != 'target']
+    assert sorted(CONVENTIONS) == sorted(fields)
+    comments = dict(re.findall(r"^    (\w+): [^#\n]*# (CITED|ASSUMED)\b", inspect.getsource(dwlit.cost.CostModel), re.M))
+    assert {f: CONVENTIONS[f][0] for f in fields} == {f: comments.get(f) for f in fields}
+    assert all(s in ('CITED', 'ASSUMED') for s, _, _ in CONVENTIONS.values())
+    # every anchor named is an entry of the sources chapter
+    import json, pathlib
+    src = ''.join(''.join(c['source']) for c in json.loads(
+        (pathlib.Path(__file__).parent.parent / 'nbs' / '22_sources.ipynb').read_text())['cells'])
+    anchors = set(re.findall(r'<a id="([\w-]+)"></a>', src))
+    assert {a for _, aa, _ in CONVENTIONS.values() for a in aa.split()} <= anchors
+
+
+def _matmul_trace(N, dt=nl.bfloat16):
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 128), dt, buffer=nl.sbuf)
+        b = nl.ndarray((128, N), dt, buffer=nl.sbuf)
+        o = nl.ndarray((128, N), nl.float32, buffer=nl.psum)
+        nisa.memset(a, 1.0); nisa.memset(b, 1.0)
+        nisa.nc_matmul(o, a, b)
+        return x
+    return _trace(k, np.ones(1, np.float32)).instructions[-1]
+
+
+@pytest.mark.parametrize("N", [16, 64, 100, 500])
+def test_pe_access_start_zero_is_the_guides_max_n_64(N):
+    mm = _matmul_trace(N)
+    assert instruction_cost(mm, 'trn1').ns == pytest.approx(max(60 + N, 64) / 2.8)           # the default: 60 + N
+    assert instruction_cost(mm, cost_model('trn1', pe_access_start=0)).ns == pytest.approx(max(N, 64) / 2.8)
+    mm32 = _matmul_trace(N, nl.float32)
+    assert instruction_cost(mm32, cost_model('trn2', pe_access_start=0)).ns == pytest.approx(max(4 * N, 64) / 2.4)
+
+
+def test_access_start_and_penalty_rule():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        b = nl.ndarray((128, 300), nl.float32, buffer=nl.sbuf)
+        nisa.memset(a, 1.0); nisa.memset(b, 1.0)
+        nisa.tensor_tensor(a, a, a, nl.add)          # N=64 (small); not dependent: the memset before it wrote b
+        nisa.tensor_tensor(b, b, b, nl.add)          # N=300, not dependent on the previous (it wrote a)
+        nisa.tensor_tensor(b, b, b, nl.add)          # N=300, dependent
+        return x
+    tr = _trace(k, np.ones(1, np.float32))
+    def vec_ns(**ch): return [x.cost.ns * 1.12 for x in predict(tr, 'trn1', **ch).slots[2:]]
+    # streaming on trn1, fp32 tensor_tensor 2N: 128, 600, 600 cycles; the default charges 60 and, when dependent, 100
+    assert vec_ns() == pytest.approx([60 + 128, 60 + 600, 160 + 600])
+    assert vec_ns(access_start=0) == pytest.approx([128, 600, 100 + 600])
+    assert vec_ns(dependent_penalty=0) == pytest.approx([60 + 128, 60 + 600, 60 + 600])
+    assert vec_ns(penalty_rule='small dependent') == pytest.approx([60 + 128, 60 + 600, 60 + 600])
+    assert vec_ns(penalty_rule='dependent or small') == pytest.approx([160 + 128, 60 + 600, 160 + 600])
+
+
+def test_step0_contiguous_opens_the_bf16_fast_path():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf)
+        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(a, 2.0); nisa.memset(f, 1.0)
+        nisa.tensor_tensor(a, a, f.ap([[3, 128], [0, 200]]), nl.multiply)
+        return x
+    mul = _trace(k, np.ones(1, np.float32)).instructions[-1]
+    assert instruction_cost(mul, 'trn1').stream_ns * 1.12 == pytest.approx(400)          # 2N: broadcast not contiguous
+    assert instruction_cost(mul, cost_model('trn1', step0_contiguous=True)).stream_ns * 1.12 == pytest.approx(200)
+
+
+def test_dma_issue_keeps_its_engines_busy():
+    @kernel
+    def load(x):
+        a = nl.ndarray((4, 4096), nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(a, x)
+        return x
+    ins = _trace(load, np.ones((4, 4096), nl.bfloat16)).instructions[0]
+    base = instruction_cost(ins, 'trn2')
+    assert base.busy_ns == pytest.approx(150 + 4 * 16 + 4 * 4096 * 2 / 27.2)              # the profiled 1416 ns load
+    assert instruction_cost(ins, cost_model('trn2', dma_issue_ns=600)).busy_ns == pytest.approx(base.busy_ns + 600)
