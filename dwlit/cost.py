@@ -16,10 +16,10 @@ from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
 from .tiling import div_ceil
 
 # %% auto #0
-__all__ = ['CONVENTIONS', 'COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model',
-           'pe_tflops', 'contiguous_run', 'dma_runs', 'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'pe_cycles',
-           'Cost', 'dma_lanes', 'fixed_cycles', 'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict',
-           'plot_gantt', 'check_schedule']
+__all__ = ['CONVENTIONS', 'COMPUTE_ENGINES', 'PENALTY_RULES', 'COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel',
+           'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs', 'isa_cycles', 'perf_mode_lift',
+           'vector_cycles', 'pe_cycles', 'Cost', 'dma_lanes', 'fixed_cycles', 'instruction_cost', 'Slot', 'Schedule',
+           'schedule', 'predict', 'plot_gantt', 'check_schedule']
 
 # %% ../nbs/14_cost_model.ipynb #caedc971
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ class CostModel:
     dma_issue_ns: float = 0.0          # ASSUMED: issuing one transfer (its engines wait for it)
     vector_rates: str = 'widths'       # ASSUMED: reading of the trn2/trn3 Vector rates, 'widths' or 'modes'
     two_input_factor: float = 2.0      # ASSUMED: for 'widths', two inputs share the input path
+
+    def __post_init__(self): _check_fields(self)
 
     def lanes(self, dtype) -> float:
         "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count: 2 or 4)."
@@ -88,6 +90,36 @@ CONVENTIONS = {   # field: (CITED or ASSUMED, sources-chapter anchors, what it i
     'two_input_factor': ('ASSUMED', 'arch-trn1', "two inputs share the input path, as on trn1 (2N)"),
 }
 
+# %% ../nbs/14_cost_model.ipynb #2771ffc9
+COMPUTE_ENGINES = ('Tensor', 'Vector', 'Scalar', 'GpSimd')
+PENALTY_RULES = ('dependent', 'small dependent', 'dependent or small')
+_POSITIVE = ('dma_engine_gbps', 'pe_transpose_fp32_factor', 'pe_columns_per_cycle', 'pe_fp32_factor', 'two_input_factor')
+_AT_LEAST_0 = ('min_ii', 'access_start', 'pe_access_start', 'dependent_penalty', 'small_elems', 'narrow_stride_bytes',
+               'dma_fixed_ns', 'dma_run_ns', 'dma_latency_ns', 'dma_issue_ns')
+
+def _positive(value, arg):
+    "`value` as a finite float > 0, or an error naming `arg`."
+    v = check_number(value, arg)
+    if v <= 0: raise SimulatorError(f"{arg} must be > 0, got {arg}={shown(value)}")
+    return v
+
+def _rates(value, arg, keys):
+    "A dict with a positive finite rate for each of `keys` (more keys are allowed), or an error naming `arg`."
+    if not isinstance(value, dict) or not set(keys) <= set(value):
+        raise SimulatorTypeError(f"{arg} must be a dict with a rate for each of {', '.join(map(repr, keys))}, got {arg}={shown(value)}")
+    for k in keys: _positive(value[k], f"{arg}[{k!r}]")
+
+def _check_fields(m):
+    "Refuse a `CostModel` with a field of the wrong kind or outside its range (each message names the field)."
+    if not isinstance(m.target, str): raise SimulatorTypeError(f"target must be a name (a str), got target={shown(m.target)}")
+    _rates(m.clock_ghz, 'clock_ghz', COMPUTE_ENGINES)
+    _rates(m.vector_elems_per_cycle, 'vector_elems_per_cycle', (2, 4))
+    for f in _POSITIVE: _positive(getattr(m, f), f)
+    for f in _AT_LEAST_0: check_number(getattr(m, f), f, minimum=0)
+    for f in ('partitions', 'dma_engines', 'dma_partitions_per_engine'): check_int(getattr(m, f), f, minimum=1)
+    check_choice(m.penalty_rule, 'penalty_rule', PENALTY_RULES); check_choice(m.vector_rates, 'vector_rates', ('widths', 'modes'))
+    check_bool(m.step0_contiguous, 'step0_contiguous')
+
 # %% ../nbs/14_cost_model.ipynb #4a868ff1
 def dtype_bytes(dtype) -> int:
     "Bytes per element of `dtype`: one of the names in `DTYPES` ('float32', 'bfloat16', 'float16') or its NumPy dtype."
@@ -111,17 +143,18 @@ def cost_model(target='trn1', **changes) -> CostModel:
     "The `CostModel` of `target` ('trn1', 'trn2', 'trn3' or a `CostModel`), with the fields in `changes` replaced."
     if isinstance(target, CostModel): m = target
     elif isinstance(target, str) and target in COST_MODELS: m = COST_MODELS[target]
-    else: raise SimulatorError(f"target must be one of {sorted(COST_MODELS)}, got target={target!r}")
-    if changes.get('vector_rates', 'widths') not in ('widths', 'modes'):
-        raise SimulatorError(f"vector_rates must be 'widths' or 'modes', got vector_rates={changes['vector_rates']!r}")
-    try: return replace(m, **changes) if changes else m
-    except TypeError: raise SimulatorError(f"cost_model: unknown field in {sorted(changes)}; the fields are "
-                                           f"{sorted(CostModel.__dataclass_fields__)}") from None
+    else: raise SimulatorError(f"target must be one of {', '.join(map(repr, COST_MODELS))} or a CostModel, got target={shown(target)}")
+    unknown = sorted(k for k in changes if k not in CostModel.__dataclass_fields__ or k == 'target')
+    if unknown: raise SimulatorTypeError(f"unknown cost-model field {shown(unknown[0])}; the fields are "
+                                         f"{', '.join(f for f in CostModel.__dataclass_fields__ if f != 'target')}")
+    return replace(m, **changes) if changes else m               # CostModel checks every field it is given
 
 def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
     "Dense PE-array TFLOPS the model implies: 128 x 128 multiply-adds (2 flops each) per moving column."
+    if not isinstance(model, CostModel): raise SimulatorTypeError(f"pe_tflops: model must be a CostModel (cost_model('trn2')), got model={shown(model)}")
+    with errors_from('pe_tflops'): nbytes = dtype_bytes(dtype)
     per_cycle = model.partitions ** 2 * 2 * model.pe_columns_per_cycle
-    return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if dtype_bytes(dtype) == 4 else 1)
+    return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if nbytes == 4 else 1)
 
 # %% ../nbs/14_cost_model.ipynb #3dac8310
 VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy')
@@ -242,7 +275,8 @@ def fixed_cycles(ins: Instruction, model: CostModel, stream: float, dependent=Fa
 # %% ../nbs/14_cost_model.ipynb #7301fc37
 def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
     "Predicted time of `ins` on `target`; `dependent`: it reads what the previous instruction on its engine wrote."
-    m = cost_model(target)
+    if not isinstance(ins, Instruction): raise SimulatorTypeError(f"ins must be an Instruction of a trace, got ins={shown(ins)}")
+    m, dependent = cost_model(target), check_bool(dependent, 'dependent')
     if ins.engine == 'DMA':
         k, runs = dma_lanes(ins, m), dma_runs(ins)
         nbytes = ins.attrs.get('bytes', ins.partitions * ins.free_elems * dtype_bytes(ins.dtype))
@@ -341,10 +375,15 @@ class Schedule:
                 f"{'summed over programs: ' if progs > 1 else ''}{parts})")
 
 # %% ../nbs/14_cost_model.ipynb #de001d03
+def _instructions(tr) -> list:
+    "The instructions of trace `tr` (a `Trace`, or a list or tuple of its `Instruction`s)."
+    if isinstance(tr, Trace): return tr.instructions
+    if isinstance(tr, (list, tuple)) and all(isinstance(i, Instruction) for i in tr): return list(tr)
+    raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...) or a list of its instructions, got tr={shown(tr)}")
+
 def schedule(tr, target='trn1') -> Schedule:
     "Place every instruction of trace `tr` on its engine in program order, respecting address-range dependencies."
-    m = cost_model(target)
-    ins_list = tr.instructions if isinstance(tr, Trace) else list(tr)
+    m, ins_list = cost_model(target), _instructions(tr)
     hz, free = _Hazards(), defaultdict(float)              # (pid, engine[, lane]) -> time it frees up
     last_on = {}                                           # (pid, engine) -> index of its previous instruction
     slots = []
@@ -370,7 +409,7 @@ def schedule(tr, target='trn1') -> Schedule:
 
 def predict(tr, target='trn1', **changes) -> Schedule:
     "Predicted schedule of trace `tr` on `target` (with `cost_model` `changes`); `.total_ns` / `.seconds`: the time."
-    return schedule(tr, cost_model(target, **changes))
+    with errors_from('predict'): return schedule(tr, cost_model(target, **changes))
 
 # %% ../nbs/14_cost_model.ipynb #827df15c
 OP_COLOURS = {'tensor_tensor': 'tab:blue', 'tensor_reduce': 'tab:orange', 'memset': 'tab:gray', 'tensor_copy': 'tab:olive',

@@ -269,8 +269,8 @@ def test_programs_run_in_parallel():
 
 def test_bad_input_errors():
     with pytest.raises(SimulatorError, match="target must be one of"): cost_model('trn9')
-    with pytest.raises(SimulatorError, match="vector_rates must be 'widths' or 'modes'"): cost_model('trn2', vector_rates=1)
-    with pytest.raises(SimulatorError, match="unknown field"): cost_model('trn2', speed=2)
+    with pytest.raises(SimulatorError, match="vector_rates must be one of 'widths', 'modes'"): cost_model('trn2', vector_rates=1)
+    with pytest.raises(SimulatorError, match="unknown cost-model field 'speed'"): cost_model('trn2', speed=2)
     with pytest.raises(ValueError, match="dtype must be"): dtype_bytes(object())
     assert dtype_bytes('bfloat16') == 2 and dtype_bytes('float32') == 4
     assert set(COST_MODELS) == {'trn1', 'trn2', 'trn3'}
@@ -421,3 +421,74 @@ def test_dma_issue_keeps_its_engines_busy():
     base = instruction_cost(ins, 'trn2')
     assert base.busy_ns == pytest.approx(150 + 4 * 16 + 4 * 4096 * 2 / 27.2)              # the profiled 1416 ns load
     assert instruction_cost(ins, cost_model('trn2', dma_issue_ns=600)).busy_ns == pytest.approx(base.busy_ns + 600)
+
+
+# --- argument checks of the cost model (each case below crashed or answered before the checks) ----------------------
+
+@kernel
+def _small(x):
+    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(a, x); nisa.memset(a, 0.0)
+    return x
+
+
+@pytest.fixture(scope='module')
+def small_trace():
+    return _trace(_small, np.ones((128, 64), np.float32))
+
+
+@pytest.mark.parametrize("changes,cls,message", [
+    (dict(partitions=0), SimulatorError, "predict: partitions must be >= 1, got partitions=0"),           # was ZeroDivisionError
+    (dict(dma_engine_gbps=0), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=0"),      # was ZeroDivisionError
+    (dict(dma_engine_gbps=-27.2), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=-27.2"),  # was a time
+    (dict(dma_partitions_per_engine=-8), SimulatorError, "dma_partitions_per_engine must be >= 1"),     # was a time
+    (dict(dma_fixed_ns=float('nan')), SimulatorError, "dma_fixed_ns must be a finite number, got dma_fixed_ns=nan"),  # was nan
+    (dict(dma_latency_ns=float('inf')), SimulatorError, "dma_latency_ns must be a finite number"),
+    (dict(clock_ghz={}), TypeError, "clock_ghz must be a dict with a rate for each of 'Tensor', 'Vector'"),  # was KeyError
+    (dict(clock_ghz=dict(Tensor=2.8, Vector=0, Scalar=1.4, GpSimd=1.4)), SimulatorError, "clock_ghz['Vector'] must be > 0"),
+    (dict(vector_elems_per_cycle={2: 512}), TypeError, "vector_elems_per_cycle must be a dict with a rate for each of 2, 4"),
+    (dict(access_start='60'), TypeError, "access_start must be a number (an int or a float), got access_start='60'"),
+    (dict(dependent_penalty=-100), SimulatorError, "dependent_penalty must be >= 0, got dependent_penalty=-100"),
+    (dict(step0_contiguous=1), TypeError, "step0_contiguous must be True or False"),
+    (dict(penalty_rule='always'), SimulatorError, "penalty_rule must be one of 'dependent', 'small dependent'"),
+    (dict(dma_engines=2.5), TypeError, "dma_engines must be an integer, got dma_engines=2.5"),
+    (dict(dma_speed=1), TypeError, "unknown cost-model field 'dma_speed'; the fields are clock_ghz, "),
+    (dict(partitons=128), TypeError, "unknown cost-model field 'partitons'"),                           # a typo is not ignored
+])
+def test_predict_refuses_bad_fields(small_trace, changes, cls, message):
+    with pytest.raises(cls) as e: predict(small_trace, 'trn1', **changes)
+    assert message in str(e.value) and isinstance(e.value, SimulatorError)
+
+
+@pytest.mark.parametrize("tr", ['abc', [1, 2], None, 3.5, {'instructions': []}, np.ones(3)])
+def test_predict_refuses_what_is_not_a_trace(tr):
+    with pytest.raises(TypeError, match=r"predict: tr must be a Trace .* or a list of its instructions, got tr="): predict(tr)
+
+
+def test_predict_takes_a_trace_or_its_instruction_list(small_trace):
+    assert predict(list(small_trace.instructions)).total_ns == predict(small_trace).total_ns > 0
+    assert predict([]).total_ns == 0.0
+
+
+@pytest.mark.parametrize("dtype", ['int4', 'int8', 'float64', 'fp32', np.int32, object, None])
+def test_pe_tflops_knows_its_dtypes(dtype):
+    with pytest.raises(SimulatorError, match="pe_tflops: dtype must be one of 'float32', 'float16', 'bfloat16'"):
+        pe_tflops(cost_model('trn2'), dtype)
+
+
+def test_pe_tflops_wants_a_model():
+    with pytest.raises(TypeError, match="pe_tflops: model must be a CostModel"): pe_tflops('trn2')
+    assert pe_tflops(cost_model('trn2'), nl.bfloat16) == pytest.approx(4 * pe_tflops(cost_model('trn2'), np.float32))
+
+
+def test_instruction_cost_checks_its_arguments(small_trace):
+    dma = small_trace.instructions[0]
+    with pytest.raises(TypeError, match="ins must be an Instruction"): instruction_cost('dma_copy')
+    with pytest.raises(TypeError, match="dependent must be True or False"): instruction_cost(dma, 'trn1', dependent='yes')
+    with pytest.raises(SimulatorError, match="target must be one of 'trn1', 'trn2', 'trn3'"): instruction_cost(dma, 'trn7')
+
+
+def test_a_hand_built_model_is_checked_too():
+    from dwlit.cost import CostModel
+    with pytest.raises(SimulatorError, match="dma_engine_gbps must be > 0"):
+        CostModel('mine', dict(Tensor=1, Vector=1, Scalar=1, GpSimd=1), {2: 128, 4: 128}, 0, 4.0)
