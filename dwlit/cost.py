@@ -123,9 +123,10 @@ def _check_fields(m):
 # %% ../nbs/14_cost_model.ipynb #4a868ff1
 def dtype_bytes(dtype) -> int:
     "Bytes per element of `dtype`: one of the names in `DTYPES` ('float32', 'bfloat16', 'float16') or its NumPy dtype."
-    try: dt = DTYPES[dtype] if isinstance(dtype, str) else np.dtype(dtype)
-    except (KeyError, TypeError): dt = None
-    if dt is None or dt.name not in DTYPES:
+    if isinstance(dtype, str) and dtype in DTYPES: return DTYPES[dtype].itemsize
+    try: dt = None if isinstance(dtype, str) else np.dtype(dtype)
+    except TypeError: dt = None
+    if dt is None or dt not in DTYPES.values():
         raise SimulatorError(f"dtype must be one of {', '.join(map(repr, DTYPES))} or their NumPy dtypes, got dtype={shown(dtype)}")
     return dt.itemsize
 
