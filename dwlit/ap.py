@@ -8,10 +8,11 @@ Docs: https://dwlit.github.io/dwlit/access_patterns.html.md"""
 from __future__ import annotations
 import math, operator
 import numpy as np
-from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
+from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
 
 # %% auto #0
-__all__ = ['MAX_FREE_DIMS', 'View', 'make_view', 'index_view', 'full_view', 'touch_counts', 'show_touches', 'ap_explorer']
+__all__ = ['MAX_FREE_DIMS', 'View', 'make_view', 'index_view', 'full_view', 'reshape_view', 'touch_counts', 'show_touches',
+           'ap_explorer']
 
 # %% ../nbs/02_access_patterns.ipynb #fdeda82d
 class View:
@@ -30,6 +31,16 @@ class View:
     def __getitem__(self, index):
         "A NumPy-style slice of the view, as a view of the same tensor."
         return index_view(self, index)
+
+    def ap(self, *args, **kwargs):
+        "Refused: the access-pattern guide allows `.ap` only on a tensor, not on a view of one."
+        raise AccessPatternError(f"{self!r}.ap(...): an access pattern is given on a tensor, not on a view of one (the NKI "
+                                 f"access-pattern guide); call .ap on {self.tensor.name!r} with the offset of this view added")
+
+    def reshape(self, shape):
+        "Not modelled: reshape the tensor itself (`t.reshape(shape)`), then slice."
+        raise NotModelledError(f"{self!r}.reshape({shape}): dwlit reshapes whole tensors only; use "
+                               f"{self.tensor.name}.reshape(...) and slice the result")
 
     def numpy(self) -> np.ndarray:
         "A copy of the elements the view shows, in its shape."
@@ -192,6 +203,20 @@ def full_view(t) -> View:
     if isinstance(t, View): return t
     steps, shape, _ = _axes(t)
     return make_view(t, [[s, n] for s, n in zip(steps, shape)], 0)
+
+# %% ../nbs/02_access_patterns.ipynb #02d8c90c
+def reshape_view(t, shape) -> View:
+    "Tensor `t` seen in `shape`: the same elements in row-major order (on chip the partition dimension is kept)."
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(_int_or_none(n) is not None and n >= 1 for n in shape):
+        raise AccessPatternError(f"reshape of tensor {t.name!r}: shape must be integers >= 1, got {shown(shape)}")
+    if math.prod(shape) != math.prod(t.shape) or (t.buffer.on_chip and shape[0] != t.shape[0]):
+        keep = f" and keep the partition dimension {t.shape[0]}" if t.buffer.on_chip else ''
+        raise AccessPatternError(f"reshape of tensor {t.name!r} {t.shape} to {shape}: a reshape must keep the "
+                                 f"{math.prod(t.shape):,} elements{keep}")
+    steps, step = [], 1
+    for n in reversed(shape): steps.append(step); step *= n
+    return make_view(t, [[s, n] for s, n in zip(steps[::-1], shape)], 0)
 
 # %% ../nbs/02_access_patterns.ipynb #b9674f1c
 def touch_counts(view: View) -> np.ndarray:

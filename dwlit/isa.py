@@ -10,16 +10,18 @@ import contextlib, difflib, enum, math, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
+import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, check_bool,
                      errors_from, shown, MAX_FREE_ELEMENTS)
-from .memory import Tensor, current_core, psum, sbuf, float32, bfloat16, get_target
+from .memory import Tensor, ndarray, current_core, psum, sbuf, float32, bfloat16
 from .ap import View, full_view, _extent
 
 # %% auto #0
-__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'OPS', 'ENGINES', 'PE_ARRAY', 'REDUCE_OPS', 'INSTRUCTIONS',
-           'MODELLED', 'Op', 'engine', 'Access', 'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor',
-           'tensor_reduce', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose',
-           'plot_trace', 'trace_stepper']
+__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'OPS', 'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS',
+           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'Access',
+           'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn',
+           'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose',
+           'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -28,15 +30,28 @@ class Op:
     name: str
     ufunc: np.ufunc
     def __repr__(self): return f"nl.{self.name}"
+    def __call__(self, x, y, dtype=None): return _tile_binary(self, x, y, dtype)
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
-maximum, minimum = Op('maximum', np.maximum), Op('minimum', np.minimum)
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum)}
+maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide)}
 
 # %% ../nbs/03_instructions.ipynb #a62c9c2e
 class engine(enum.Enum):
     "The engines an instruction can be placed on (NKI's `nisa.engine`)."
     unknown, tensor, scalar, gpsimd, dma, vector, sync = 0, 1, 2, 3, 4, 5, 6
+
+class dge_mode(enum.Enum):
+    "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
+    unknown, none, swdge, hwdge = 0, 1, 2, 3
+
+class oob_mode(enum.Enum):
+    "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
+    error, skip = 0, 1
+
+class reduce_cmd(enum.Enum):
+    "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
+    idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
 
 ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')     # as records and pictures name them
 PE_ARRAY = 'Tensor'
@@ -120,8 +135,13 @@ def trace():
     try: yield tr
     finally: _traces.remove(tr)
 
+HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode')   # keywords that place or name an instruction, not its result
+
+def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
+
 def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     "Count one issued instruction against the launch's budget, and append its record to every active trace."
+    attrs = {k: v for k, v in attrs.items() if v is not None or k not in HINTS}      # a hint is kept when given
     core = current_core()
     if core.launch is not None: core.launch.count_instruction()
     if _traces:
@@ -173,10 +193,10 @@ def _distinct(op, dst):
         raise SimulatorError(f"{op}: destination {dst!r} writes some addresses more than once (a step-0 or "
                              f"overlapping pattern)")
 
-def _op(name, op, allowed=OPS):
-    "Raise unless `op` is one of the operators `allowed`."
+def _op(name, op, allowed=OPS, arg='op'):
+    "Raise unless `op` (argument `arg`) is one of the operators `allowed`."
     if not isinstance(op, Op) or op.name not in allowed:
-        raise SimulatorError(f"{name}: op must be one of {', '.join('nl.' + o for o in allowed)}, got op={shown(op)}")
+        raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
 
 # %% ../nbs/03_instructions.ipynb #a76b6890
 def _fp32(a: np.ndarray) -> np.ndarray:
@@ -185,7 +205,20 @@ def _fp32(a: np.ndarray) -> np.ndarray:
 
 def _write(dst: View, values: np.ndarray):
     "Store `values` (dst's elements per partition, in row-major order) into `dst`, rounded to its dtype."
+    if dst.dtype.itemsize == 1: _check_narrow(dst, values)
     dst.array[...] = values.reshape(dst.shape)
+
+def _check_narrow(dst: View, values: np.ndarray):
+    "Refuse a conversion into an 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
+    v = np.asarray(values, np.float64)
+    if dst.dtype.kind in 'iu':
+        info, ok = np.iinfo(dst.dtype), np.isfinite(v).all() and (v == np.round(v)).all()
+        if not ok or v.min(initial=0) < info.min or v.max(initial=0) > info.max:
+            raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): only whole numbers in [{info.min}, {info.max}] "
+                                   f"convert exactly; dwlit does not model rounding or saturating into {dst.dtype.name}")
+    elif np.abs(v[np.isfinite(v)]).max(initial=0) > float(ml_dtypes.finfo(dst.dtype).max):
+        raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): a value beyond its largest finite number "
+                               f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model fp8 overflow")
 
 def _elementwise(ufunc, a: View, b: View, dst: View):
     "dst = ufunc(a, b) element by element in fp32, elements matched in row-major order within each partition."
@@ -218,7 +251,7 @@ def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
     where = _engine('tensor_tensor', engine, ('Vector', 'GpSimd'))
     _distinct('tensor_tensor', dst)
     _elementwise(op.ufunc, data1, data2, dst)
-    record('tensor_tensor', where, dst, (data1, data2), dst.partitions, data1.free_size, op=op.name)
+    record('tensor_tensor', where, dst, (data1, data2), dst.partitions, data1.free_size, op=op.name, name=name)
 
 # %% ../nbs/03_instructions.ipynb #e72343b2
 REDUCE_OPS = ('add', 'subtract', 'multiply', 'maximum', 'minimum')   # the ALU table's reduction ops
@@ -249,7 +282,160 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     r = _in_order(op.ufunc, data.array, len(axes))
     _write(dst, -r if negate else r)
     record('tensor_reduce', 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
-           axis=axis if isinstance(axis, int) else tuple(axis))
+           axis=axis if isinstance(axis, int) else tuple(axis), name=name)
+
+# %% ../nbs/03_instructions.ipynb #e134e85b
+def _scalar(op, arg, x, data):
+    "(values, view or None) of operand `x`: a number, or a (P, 1) tile of one value per partition of `data`."
+    if not isinstance(getattr(x, 'tensor', x), Tensor):
+        with errors_from(op): return np.float32(check_number(x, arg)), None
+    v = _operand(op, arg, x)
+    _on_chip(op, **{arg: v})
+    if v.partitions != data.partitions or v.free_size != 1:
+        raise SimulatorError(f"{op}: {arg} must be a number or a ({data.partitions}, 1) tile, one value per partition "
+                             f"of data, got {v!r} of shape {v.shape}")
+    return _fp32(v.array).reshape(-1, 1), v
+
+def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
+
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, name=None):
+    "`dst = (data op0 operand0) op1 operand1`, each operand a number or one value per partition (Vector engine, fp32)."
+    dst, data = _operand('tensor_scalar', 'dst', dst), _operand('tensor_scalar', 'data', data)
+    _on_chip('tensor_scalar', dst=dst, data=data)
+    _alike('tensor_scalar', dst=dst, data=data)
+    _op('tensor_scalar', op0, arg='op0')
+    if (op1 is None) != (operand1 is None):
+        raise SimulatorError(f"tensor_scalar: op1 and operand1 go together (both or neither), got op1={shown(op1)}, operand1={shown(operand1)}")
+    if op1 is not None: _op('tensor_scalar', op1, arg='op1')
+    (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
+                          for k, x in (('operand0', operand0), ('operand1', operand1)))
+    reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
+    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar', 'GpSimd'))
+    if where == 'GpSimd' and psum in (dst.buffer, data.buffer):
+        raise SimulatorError("tensor_scalar: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    _distinct('tensor_scalar', dst)
+    x = _apply(op0, _fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
+    _write(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
+    record('tensor_scalar', where, dst, (data,) + tuple(c for c in (c0, c1) if c is not None), dst.partitions,
+           data.free_size, op0=op0.name, op1=op1 and op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
+
+# %% ../nbs/03_instructions.ipynb #79dc9ba9
+@dataclass(frozen=True)
+class Fn:
+    "An activation function: its NKI name and the NumPy function that computes it in fp32."
+    name: str
+    f: object
+    valid: tuple = None        # the input range the Scalar engine computes correctly (the reference's table)
+    def __repr__(self): return f"nl.{self.name}"
+    def __call__(self, x, dtype=None): return _tile_unary(self, x, dtype)
+
+def _sigmoid(x): return 1 / (1 + np.exp(-x))
+def _gelu_tanh(x): return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+
+ACTIVATIONS = {f.name: f for f in (
+    Fn('copy', lambda x: x), Fn('exp', np.exp), Fn('log', np.log, (2.0**-64, 2.0**64)), Fn('tanh', np.tanh), Fn('sigmoid', _sigmoid),
+    Fn('relu', lambda x: np.maximum(x, 0)), Fn('silu', lambda x: x * _sigmoid(x)), Fn('gelu_apprx_tanh', _gelu_tanh),
+    Fn('square', np.square), Fn('sqrt', np.sqrt, (2.0**-116, 2.0**118)), Fn('rsqrt', lambda x: 1 / np.sqrt(x), (2.0**-87, 2.0**97)), Fn('reciprocal', lambda x: 1 / x, (2.0**-42, 2.0**42)),
+    Fn('abs', np.abs), Fn('sin', np.sin, (-math.pi, math.pi)), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))))}
+
+def _in_range(f: Fn, x: np.ndarray):
+    "Refuse inputs outside the range the Scalar engine computes `f` correctly on (reciprocal: in magnitude)."
+    lo, hi = f.valid
+    v = np.abs(x) if f.name == 'reciprocal' else x
+    if v.size and not ((v >= lo) & (v <= hi)).all():
+        bad = x.flat[np.flatnonzero(~((v >= lo) & (v <= hi)))[0]]
+        raise SimulatorError(f"activation: nl.{f.name} is valid for inputs in {'±' if f.name == 'reciprocal' else ''}"
+                             f"[{lo:g}, {hi:g}] (the ISA reference's table), got {bad:g} (data * scale + bias)")
+
+# %% ../nbs/03_instructions.ipynb #453e0ead
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, engine=None, name=None):
+    "`dst = op(data * scale + bias)` element by element, `scale` and `bias` a number or one value per partition (Scalar engine)."
+    dst, data = _operand('activation', 'dst', dst), _operand('activation', 'data', data)
+    _on_chip('activation', dst=dst, data=data)
+    _alike('activation', dst=dst, data=data)
+    if not isinstance(op, Fn) or op.name not in ACTIVATIONS:
+        raise SimulatorError(f"activation: op must be one of {', '.join('nl.' + f for f in ACTIVATIONS)}, got op={shown(op)}")
+    (m, cm), (b, cb) = (_scalar('activation', k, x, data) for k, x in (('scale', scale), ('bias', 0.0 if bias is None else bias)))
+    if reduce_op is not None or reduce_res is not None or getattr(reduce_cmd, 'name', 'idle') != 'idle':
+        raise NotModelledError("nisa.activation: reduce_op, reduce_res and reduce_cmd (the Scalar engine's accumulation registers) "
+                               "are not modelled; reduce dst with nisa.tensor_reduce instead")
+    where = _engine('activation', engine, ('Scalar', 'GpSimd') if current_core().target.name == 'trn3' else ('Scalar',), 'Scalar')
+    _distinct('activation', dst)
+    if op.name == 'reciprocal' and bias is not None and current_core().target.name == 'trn1':
+        raise SimulatorError("activation: nl.reciprocal takes no bias on trn1 (NeuronCore-v2), the ISA reference says")
+    x = _fp32(data.array).reshape(data.partitions, -1) * m + b
+    if op.valid: _in_range(op, x)
+    with np.errstate(all='ignore'): _write(dst, op.f(x).astype(float32))      # exp overflows to inf, as in fp32
+    record('activation', where, dst, (data,) + tuple(c for c in (cm, cb) if c is not None), dst.partitions,
+           data.free_size, op=op.name, scale=float(m) if cm is None else None, bias=float(b) if cb is None and bias is not None else None, name=name)
+
+# %% ../nbs/03_instructions.ipynb #5d043411
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, name=None):
+    "`dst[:, i] = op1(op0(data0[:, i], dst[:, i-1]), data1[:, i])` along the free axis, from `initial` (Vector engine, fp32)."
+    dst, d0, d1 = (_operand('tensor_tensor_scan', k, x) for k, x in (('dst', dst), ('data0', data0), ('data1', data1)))
+    _on_chip('tensor_tensor_scan', dst=dst, data0=d0, data1=d1)
+    _alike('tensor_tensor_scan', dst=dst, data0=d0, data1=d1)
+    if d0.buffer is psum and d1.buffer is psum:
+        raise SimulatorError("tensor_tensor_scan: data0 and data1 are both in PSUM; at most one input may be")
+    if len(d0.shape) != 2: raise SimulatorError(f"tensor_tensor_scan: data0 must be 2-D (partitions, free), got shape {d0.shape}")
+    _op('tensor_tensor_scan', op0, arg='op0'); _op('tensor_tensor_scan', op1, arg='op1')
+    init, col = _scalar('tensor_tensor_scan', 'initial', initial, d0)
+    reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
+    _distinct('tensor_tensor_scan', dst)
+    x0, x1 = _fp32(d0.array), _fp32(d1.array).reshape(d0.shape)
+    r, out = (init if col is None else init[:, 0]), np.empty(x0.shape, float32)
+    for i in range(x0.shape[1]):
+        r = _apply(op1, _apply(op0, x0[:, i], r, reverse0), x1[:, i], reverse1)
+        out[:, i] = r
+    _write(dst, out)
+    record('tensor_tensor_scan', 'Vector', dst, (d0, d1) + ((col,) if col is not None else ()), dst.partitions,
+           d0.free_size, op0=op0.name, op1=op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
+
+# %% ../nbs/03_instructions.ipynb #40f02d59
+def iota(dst, pattern, offset, channel_multiplier=0, name=None):
+    "`dst[p, ...] = offset + p * channel_multiplier + sum(step * i)` over `pattern`'s [step, num] pairs (GpSimd engine, int32)."
+    dst = _operand('iota', 'dst', dst)
+    if dst.buffer is not sbuf: raise SimulatorError(f"iota: dst {dst!r} must be in SBUF, got {dst.buffer.name}")
+    if not isinstance(pattern, (list, tuple)) or not 1 <= len(pattern) <= 4:
+        raise SimulatorError(f"iota: pattern must be a list of 1 to 4 [step, num] pairs, got pattern={shown(pattern)}")
+    pairs = [check_ints(p, f"pattern[{k}]", length=2) for k, p in enumerate(pattern)]
+    offset, mult = check_int(offset, 'offset'), check_int(channel_multiplier, 'channel_multiplier')
+    if any(n < 1 for _, n in pairs) or math.prod(n for _, n in pairs) != dst.free_size:
+        raise SimulatorError(f"iota: the pattern's nums must be >= 1 and multiply to dst's {dst.free_size:,} elements per "
+                             f"partition, got pattern={shown(pattern)}")
+    idx = np.zeros(1, np.int64)
+    for step, n in pairs: idx = (idx[:, None] + step * np.arange(n)).reshape(-1)
+    values = offset + mult * np.arange(dst.partitions)[:, None] + idx[None, :]
+    if values.min() < -2**31 or values.max() >= 2**31:
+        raise SimulatorError(f"iota: values reach {values.min():,} .. {values.max():,}, beyond the int32 it computes in")
+    _distinct('iota', dst)
+    _write(dst, values)
+    record('iota', 'GpSimd', dst, (), dst.partitions, dst.free_size, offset=offset, channel_multiplier=mult, name=name)
+
+# %% ../nbs/03_instructions.ipynb #6226e7ce
+def _is_tile(x): return isinstance(getattr(x, 'tensor', x), Tensor)
+
+def _tile_binary(op: Op, x, y, dtype=None):
+    "nl.<op>(x, y): a new SBUF tile from one tensor_tensor or tensor_scalar instruction."
+    if not (_is_tile(x) or _is_tile(y)):
+        raise SimulatorTypeError(f"nl.{op.name}: x or y must be a tile, got {type(x).__name__} and {type(y).__name__}")
+    t, u = (x, y) if _is_tile(x) else (y, x)
+    same = _is_tile(u) and tuple(u.shape) == tuple(t.shape)
+    if _is_tile(u) and not same and math.prod(u.shape[1:]) != 1: t, u = u, t       # the column goes second
+    dts = {v.dtype for v in (x, y) if _is_tile(v)}
+    out = ndarray(t.shape, dtype or (dts.pop() if len(dts) == 1 else float32), buffer=sbuf, name=op.name)
+    if same: tensor_tensor(out, x, y, op)
+    elif _is_tile(u) and (u.shape[0] != t.shape[0] or math.prod(u.shape[1:]) != 1):
+        raise NotModelledError(f"nl.{op.name}: shapes {tuple(x.shape)} and {tuple(y.shape)}: dwlit broadcasts only a number "
+                               f"or a (P, 1) column along the free axis, never across partitions")
+    else: tensor_scalar(out, t, op, u, reverse0=t is y)
+    return out
+
+def _tile_unary(f: Fn, x, dtype=None):
+    "nl.<f>(x): a new SBUF tile from one activation instruction."
+    out = ndarray(x.shape, dtype or x.dtype, buffer=sbuf, name=f.name)
+    activation(out, f, x)
+    return out
 
 # %% ../nbs/03_instructions.ipynb #05c6451b
 def memset(dst, value, engine=None, name=None):
@@ -260,11 +446,11 @@ def memset(dst, value, engine=None, name=None):
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
     dst.array[...] = np.float32(value)
-    record('memset', where, dst, (), dst.partitions, dst.free_size, value=value)
+    record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
 # %% ../nbs/03_instructions.ipynb #5230bd47
-def dma_copy(dst, src, dge_mode=None, engine=None, name=None):
-    "Copy `src` into `dst` element by element, in row-major order (a DMA queue; HBM and SBUF only)."
+def dma_copy(dst, src, oob_mode=None, dge_mode=None, engine=None, name=None, dst_rmw_op=None):
+    "Copy `src` into `dst` element by element, in row-major order (a DMA queue; HBM and SBUF only); `dst_rmw_op=nl.add` adds."
     dst, src = _operand('dma_copy', 'dst', dst), _operand('dma_copy', 'src', src)
     for k, v in (('dst', dst), ('src', src)):
         if v.buffer is psum:
@@ -274,10 +460,13 @@ def dma_copy(dst, src, dge_mode=None, engine=None, name=None):
         raise SimulatorError(f"dma_copy: element counts differ: dst {dst!r} has {dst.size:,} {dst.shape}, src {src!r} "
                              f"has {src.size:,} {src.shape}")
     _distinct('dma_copy', dst)
+    if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
     values = src.array.copy() if src.tensor is dst.tensor else src.array   # one tensor: read all, then write
+    if dst_rmw_op is not None: values = _fp32(dst.array).reshape(-1) + _fp32(values).reshape(-1)
     _write(dst, values if src.dtype == dst.dtype else _fp32(values))
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
-    record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize)
+    record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
+           dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
 
 # %% ../nbs/03_instructions.ipynb #34bf08c0
 def tensor_copy(dst, src, engine=None, name=None):
@@ -290,7 +479,7 @@ def tensor_copy(dst, src, engine=None, name=None):
         raise SimulatorError("tensor_copy: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
     _distinct('tensor_copy', dst)
     _write(dst, _fp32(src.array).copy())
-    record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size)
+    record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
 
 # %% ../nbs/03_instructions.ipynb #e45133ab
 def dve_transpose(dst, data, perm=None):
@@ -317,9 +506,9 @@ def _matmul_sizes(st, mv, dst):
     if (st.dtype == float32) != (mv.dtype == float32):
         raise SimulatorError(f"nc_matmul: if one input is float32 the other must be too, got stationary {st.dtype.name} "
                              f"and moving {mv.dtype.name}")
-    ok = (float32, bfloat16) if get_target().name == 'trn3' else (float32,)
+    ok = (float32, bfloat16) if current_core().target.name == 'trn3' else (float32,)
     if dst.dtype not in ok:
-        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {get_target().name}, got {dst.dtype.name}")
+        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {current_core().target.name}, got {dst.dtype.name}")
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               accumulate=None, tile_position=(), tile_size=(), perf_mode=None, name=None):
@@ -335,7 +524,8 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     add_to = _matmul_written(dst) if accumulate is None else np.full(dst.shape, bool(accumulate))
     product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once
     _write(dst, np.where(add_to, _fp32(dst.array) + product, product))
-    record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate)
+    record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
+           perf_mode=_hint(perf_mode), name=name)
 
 def _matmul_written(dst: View) -> np.ndarray:
     "Which elements of `dst` an earlier nc_matmul wrote (in dst's shape); marks all of them written from now on."
@@ -360,18 +550,18 @@ def nc_transpose(dst, data, engine=None, name=None):
     if where == 'Vector' and max(data.shape) > 32:
         raise SimulatorError(f"nc_transpose: the Vector engine transposes at most 32 x 32, got {data.shape}")
     _write(dst, data.array.T.copy())
-    record('nc_transpose', where, dst, (data,), data.partitions, data.free_size)
+    record('nc_transpose', where, dst, (data,), data.partitions, data.free_size, name=name)
 
 # %% ../nbs/03_instructions.ipynb #b76961e7
-_NKI_ISA = ('nc_matmul_mx activation activation_reduce activate2 tensor_partition_reduce tensor_tensor_scan '
-            'scalar_tensor_tensor tensor_scalar tensor_scalar_reduce tensor_scalar_cumulative tensor_copy_predicated '
-            'exponential reciprocal quantize_mx iota dropout affine_select range_select select_reduce sequence_bounds '
+_NKI_ISA = ('nc_matmul_mx activation_reduce activate2 tensor_partition_reduce '
+            'scalar_tensor_tensor tensor_scalar_reduce tensor_scalar_cumulative tensor_copy_predicated '
+            'exponential reciprocal quantize_mx dropout affine_select range_select select_reduce sequence_bounds '
             'bn_stats bn_aggr local_gather nc_n_gather dma_transpose dma_compute max8 nc_find_index8 nc_match_replace8 '
             'nc_stream_shuffle register_alloc register_load register_move register_store core_barrier sendrecv rng '
             'rand2 rand_set_state rand_get_state set_rng_seed nonzero_with_count topk get_nc_version').split()
-INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose',
-                'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
-MODELLED = INSTRUCTIONS + ('engine',)
+INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'activation', 'tensor_tensor_scan', 'iota', 'memset',
+                'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose', 'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
+MODELLED = INSTRUCTIONS + ('engine', 'dge_mode', 'oob_mode', 'reduce_cmd')
 
 def _not_modelled(module, name, nki_names, modelled):
     "The NotModelledError for `module.name`: part of NKI but not modelled, or not a name at all (with a close one)."

@@ -10,15 +10,20 @@ import difflib, functools, inspect
 from collections import Counter
 from types import SimpleNamespace
 import numpy as np
-from .checks import SimulatorError, SimulatorTypeError, check_int, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS
+from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, shown,
+                          MAX_PROGRAMS, MAX_INSTRUCTIONS)
 from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_core, get_target, Allocator, sbuf, psum,
-                     hbm, private_hbm, shared_hbm, float32, float16, bfloat16, MAX_HBM_BYTES)
+                     hbm, private_hbm, shared_hbm, float32, float16, bfloat16, DTYPES, unset, _caller_name, MAX_HBM_BYTES)
 from .ap import View
-from .isa import add, subtract, multiply, maximum, minimum, _not_modelled
+from .isa import (add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
+                       _not_modelled)
 
 # %% auto #0
-__all__ = ['tile_size', 'jit', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range',
-           'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel']
+__all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim',
+           'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel',
+           'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to',
+           'NKIObject']
 
 # %% ../nbs/04_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -62,7 +67,7 @@ class Launch:
         pid = current_core().program_id
         k = self.cursor[pid]; self.cursor[pid] += 1
         if k == len(self.shared):
-            t = Tensor(shape, dtype, shared_hbm, name, np.full(int(np.prod(shape)), np.nan, dtype))
+            t = Tensor(shape, dtype, shared_hbm, name, unset(int(np.prod(shape)), dtype))
             self.hbm.take(t, t.size * dtype.itemsize); self.shared.append(t)
         t = self.shared[k]
         if (t.shape, t.dtype) != (tuple(shape), dtype):
@@ -79,8 +84,8 @@ class Launch:
 
 # %% ../nbs/04_programs.ipynb #17ced455
 def is_tensor_data(x) -> bool:
-    "True for what the launcher puts into HBM: a floating-point NumPy array with at least one axis."
-    return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype == bfloat16)
+    "True for what the launcher puts into HBM: a NumPy array of floats (or of a modelled dtype) with at least one axis."
+    return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype in DTYPES.values())
 
 def _place(sig, args, kwargs, name) -> tuple:
     "The kernel's arguments bound to its parameters, with NumPy arrays put into HBM under their parameter's name."
@@ -146,35 +151,94 @@ def _check_result(r, fn, pid, inputs):
 # %% ../nbs/04_programs.ipynb #4155b983
 class KernelFunction:
     "A kernel: `k(...)` simulates it (one program), `k[n](...)` a grid of n; inside a kernel it is a plain call."
-    def __init__(self, func): self.func = func; functools.update_wrapper(self, func)
+    def __init__(self, func, target=None): self.func, self.target = func, target; functools.update_wrapper(self, func)
     def __call__(self, *args, **kwargs):
         if current_core().launch is not None: return self.func(*args, **kwargs)
-        return simulate_kernel(self.func, *args, **kwargs)
-    def __getitem__(self, n): return functools.partial(simulate_kernel, self.func, num_programs=n)
+        return simulate_kernel(self.func, *args, **{'target': self.target, **kwargs})
+    def __getitem__(self, n): return functools.partial(simulate_kernel, self.func, num_programs=n, target=self.target)
     def __repr__(self): return f"<kernel {self.__name__}>"
 
-def kernel(func) -> KernelFunction:
-    "Decorator: make `func` an NKI-style kernel (see `KernelFunction`)."
-    return KernelFunction(func)
+def kernel(func=None, platform_target=None, **options) -> KernelFunction:
+    "Decorator: make `func` an NKI-style kernel (see `KernelFunction`); `@kernel(platform_target='trn2')` picks the target."
+    if func is None: return lambda f: KernelFunction(f, platform_target)
+    return KernelFunction(func, platform_target)
 
 jit = kernel    # NKI's name for it
 
-# %% ../nbs/04_programs.ipynb #1b7ad21a
-from .memory import ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16   # noqa: F811
+# %% ../nbs/04_programs.ipynb #5cee2365
+def full(shape, fill_value, dtype, buffer=sbuf, name=None) -> Tensor:
+    "A new on-chip tensor filled with `fill_value` by one memset."
+    name = name or _caller_name() or 'full'
+    if not getattr(buffer, 'on_chip', False):
+        raise NotModelledError(f"nl.full/zeros/ones of {name!r} in {getattr(buffer, 'name', buffer)}: dwlit fills on-chip "
+                               f"tensors only (an engine writes SBUF or PSUM); fill an SBUF tile and dma_copy it")
+    t = ndarray(shape, dtype, buffer=buffer, name=name)
+    memset(t, fill_value)
+    return t
 
-_NKI_NL = ('load store load_transpose2d copy matmul transpose broadcast_to zeros ones full zeros_like empty_like rand '
-           'random_seed shared_constant shared_identity_matrix abs exp log sqrt rsqrt square power reciprocal '
-           'negative sign sin cos tan tanh arctan ceil floor trunc divide relu sigmoid silu gelu softmax erf mish '
-           'softplus dropout rms_norm sum mean max min prod all var equal not_equal greater greater_equal less '
-           'less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift ds expand_dims '
-           'device_print dynamic_range fori_loop while_loop int8 int16 int32 uint8 uint16 uint32 float8_e4m3 '
-           'float8_e5m2 float8_e4m3fn tfloat32 bool_ NkiTensor NKIObject').split()
+def zeros(shape, dtype, buffer=sbuf, name=None): return full(shape, 0.0, dtype, buffer, name or _caller_name() or 'zeros')
+def ones(shape, dtype, buffer=sbuf, name=None): return full(shape, 1.0, dtype, buffer, name or _caller_name() or 'ones')
+def zeros_like(x, dtype=None, buffer=None, name=None):
+    return full(x.shape, 0.0, dtype or x.dtype, buffer or x.buffer, name or _caller_name() or 'zeros')
+
+def ds(start, size) -> slice:
+    "NKI's `nl.ds(start, size)`: the slice start:start + size."
+    start, size = check_int(start, 'start', minimum=0), check_int(size, 'size', minimum=1)
+    return slice(start, start + size)
+
+# %% ../nbs/04_programs.ipynb #33b869ba
+def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):
+    "A new SBUF tile: `x` reduced over its free axes `axis` with `op` (one tensor_reduce)."
+    axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
+    nd = len(x.shape)
+    axes = tuple(sorted(a % nd for a in axes)) if all(-nd <= a < nd for a in axes) else axes
+    if 0 in axes:
+        raise SimulatorError(f"nl.{name}: axis 0 is the partition axis, and only free axes can be reduced, got axis={shown(axis)}")
+    shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape)) if keepdims else \
+            tuple(n for k, n in enumerate(x.shape) if k not in axes)
+    out = ndarray(shape or (1,), dtype or x.dtype, buffer=sbuf, name=name or f"{op.name}_of")
+    tensor_reduce(out, op, x, axes if len(axes) > 1 else axes[0])
+    return out
+
+def sum(x, axis, dtype=None, keepdims=False): return _reduce_tile(add, x, axis, dtype, keepdims, 'sum')       # noqa: A001
+def max(x, axis, dtype=None, keepdims=False): return _reduce_tile(maximum, x, axis, dtype, keepdims, 'max')   # noqa: A001
+def min(x, axis, dtype=None, keepdims=False): return _reduce_tile(minimum, x, axis, dtype, keepdims, 'min')   # noqa: A001
+# sum, max and min are nl's from here on: this module uses Python's builtins of those names nowhere below
+
+def broadcast_to(x, shape, name=None) -> Tensor:
+    "A new SBUF tile of `shape` repeating the size-1 free axes of tile `x` (one tensor_copy from a step-0 view)."
+    shape = check_ints(shape, 'shape', length=len(x.shape), minimum=1)
+    if shape[0] != x.shape[0] or any(n != m and n != 1 for n, m in zip(x.shape, shape)):
+        raise NotModelledError(f"nl.broadcast_to {tuple(x.shape)} -> {shape}: dwlit repeats size-1 free axes only "
+                               f"(a broadcast across partitions moves data between lanes; use a matmul or a DMA)")
+    v = x if hasattr(x, 'pattern') else x[...]
+    src = v.tensor.ap([[s if n == m else 0, m] for (s, n), m in zip(v.pattern, shape)], offset=v.offset)
+    out = ndarray(shape, x.dtype, buffer=sbuf, name=name or 'broadcast')
+    tensor_copy(out, src)
+    return out
+
+class NKIObject:
+    "NKI's base class of kernel configuration objects: keyword arguments become attributes."
+    def __init__(self, **kwargs): self.__dict__.update(kwargs)
+
+# %% ../nbs/04_programs.ipynb #1b7ad21a
+from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16, float8_e4m3,  # noqa: F811
+                          float8_e5m2, float8_e4m3fn, int8, uint8)
+_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
+(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
+ softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
+
+_NKI_NL = ('load store load_transpose2d matmul transpose empty_like rand '
+           'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
+           'gelu softmax erf mish dropout rms_norm mean prod all var equal not_equal greater greater_equal '
+           'less less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift expand_dims '
+           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_ NkiTensor').split()
 _INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
-            'copy': 'nisa.tensor_copy', 'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose',
-            'zeros': 'nl.ndarray, then nisa.memset(t, 0.0)', 'sum': 'nisa.tensor_reduce(dst, nl.add, data, axis)'}
-NL_MODELLED = ('ndarray', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'float32', 'float16', 'bfloat16', 'add',
-               'subtract', 'multiply', 'maximum', 'minimum', 'affine_range', 'sequential_range', 'static_range',
-               'program_id', 'num_programs', 'program_ndim', 'tile_size')
+            'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
+NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to', 'NKIObject',
+               'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add',
+               'subtract', 'multiply', 'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range', 'program_id',
+               'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):
     if name.startswith('__'): raise AttributeError(name)

@@ -12,13 +12,13 @@ import numpy as np
 import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_choice,
                      shown, MAX_HBM_BYTES)
-from .ap import make_view, index_view
+from .ap import make_view, index_view, reshape_view
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
-           'DTYPES', 'Target', 'draw_memories', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype',
-           'Allocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'ndarray',
-           'hbm_tensor', 'check_tensor']
+           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'DTYPES', 'Target', 'draw_memories',
+           'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype', 'Allocator', 'NeuronCore', 'current_core',
+           'use_core', 'reset_default_core', 'Tensor', 'reinterpret', 'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
 
 # %% ../nbs/01_memory.ipynb #039846c2
 KiB = 1024
@@ -91,15 +91,19 @@ BUFFERS = (sbuf, psum, private_hbm, shared_hbm)
 
 # %% ../nbs/01_memory.ipynb #f2247100
 float32, float16, bfloat16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
-DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}
+float8_e4m3, float8_e5m2, float8_e4m3fn = (np.dtype(ml_dtypes.float8_e4m3), np.dtype(ml_dtypes.float8_e5m2),
+                                           np.dtype(ml_dtypes.float8_e4m3fn))      # storage types
+int8, uint8 = np.dtype(np.int8), np.dtype(np.uint8)
+DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16, 'float8_e4m3': float8_e4m3,
+          'float8_e5m2': float8_e5m2, 'float8_e4m3fn': float8_e4m3fn, 'int8': int8, 'uint8': uint8}
 
 def as_dtype(dtype, arg='dtype') -> np.dtype:
-    "The modelled dtype `dtype` names (a name, a NumPy dtype or type), or an error listing the three."
+    "The modelled dtype `dtype` names (a name, a NumPy dtype or type), or an error listing them."
     try: dt = DTYPES.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
     dt = dt.newbyteorder('=') if dt is not None and dt.byteorder in '<>' else dt   # '>f4' is float32 too
     if dt not in DTYPES.values():
-        raise SimulatorError(f"{arg} must be one of float32, float16, bfloat16, got {arg}={shown(dtype)}")
+        raise SimulatorError(f"{arg} must be one of {', '.join(DTYPES)}, got {arg}={shown(dtype)}")
     return dt
 
 # %% ../nbs/01_memory.ipynb #3d7de930
@@ -173,9 +177,13 @@ class Tensor:
     size = property(lambda self: self.storage.size)
     partition_size = property(lambda self: self.storage.size // self.shape[0])  # elements per partition, on chip
 
-    def ap(self, pattern, offset=0):
+    def ap(self, pattern, offset=0, dtype=None):
         "This tensor seen through access pattern `pattern` (`[[step, num], ...]`) from `offset`: a view, no copy."
-        return make_view(self, pattern, offset)
+        return make_view(self if dtype is None else reinterpret(self, dtype), pattern, offset)
+
+    def reshape(self, shape):
+        "The same elements in another shape (row-major; on chip the partition dimension is kept): a view."
+        return reshape_view(self, shape)
 
     def __getitem__(self, index):
         "A NumPy-style slice of the tensor (ints, slices, one `...`), as a view."
@@ -190,7 +198,7 @@ class Tensor:
         "Copy `array` (same shape, real numbers) into the tensor, rounded to its dtype."
         _host_access(self, 'write()')
         a = np.asarray(array)
-        if a.dtype.kind not in 'biuf' and a.dtype != bfloat16:
+        if a.dtype.kind not in 'biuf' and a.dtype not in DTYPES.values():
             raise SimulatorTypeError(f"write: the array must hold real numbers, got dtype {a.dtype} for tensor {self.name!r}")
         if a.shape != self.shape:
             raise SimulatorError(f"write: array shape {a.shape} does not match tensor {self.name!r} shape {self.shape}")
@@ -198,6 +206,19 @@ class Tensor:
         return self
 
     def __repr__(self): return f"Tensor({self.name!r}, {self.shape}, {self.dtype.name}, {self.buffer!r})"
+
+def reinterpret(t: Tensor, dtype) -> Tensor:
+    "Tensor `t`'s bytes read as `dtype` (NKI's `.ap(..., dtype=)`): the same storage and id, elements counted in `dtype`."
+    dt = as_dtype(dtype)
+    if dt == t.dtype: return t
+    per = (t.partition_size if t.buffer.on_chip else t.size) * t.dtype.itemsize      # bytes per partition (or in all)
+    if per % dt.itemsize:
+        raise SimulatorError(f"reinterpreting tensor {t.name!r} as {dt.name}: its {per:,} bytes per "
+                             f"{'partition' if t.buffer.on_chip else 'tensor'} are not a whole number of {dt.name} elements")
+    s = t.storage.view(dt)
+    r = Tensor((t.shape[0], s.size // t.shape[0]) if t.buffer.on_chip else (s.size,), dt, t.buffer, t.name, s)
+    r.id = t.id                                   # one memory: the trace sees one tensor
+    return r
 
 # %% ../nbs/01_memory.ipynb #4380126a
 def _host_access(t, what):
@@ -227,6 +248,10 @@ def _check_request(shape, buffer, name, core) -> tuple:
                               f"{core.target.partitions}, got shape={shape}")
     return shape, math.prod(shape[1:] if buffer.on_chip else shape)
 
+def unset(n: int, dtype) -> np.ndarray:
+    "Storage for `n` elements not yet written: NaN, or 0 for an integer dtype (it has no NaN)."
+    return np.full(n, 0 if np.dtype(dtype).kind in 'iu' else np.nan, dtype)
+
 def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
     "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
     name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype)
@@ -235,7 +260,7 @@ def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
     alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")          # refused before any memory is taken
     if buffer is shared_hbm and core.launch is not None:
         return core.launch.shared_tensor(shape, dtype, name)                  # one tensor for every program
-    t = Tensor(shape, dtype, buffer, name, np.full(math.prod(shape), np.nan, dtype))
+    t = Tensor(shape, dtype, buffer, name, unset(math.prod(shape), dtype))
     alloc.take(t, n * dtype.itemsize, f"{shape} {dtype.name} ")
     return t
 

@@ -1,0 +1,543 @@
+"""dwlit's `nl` and `nisa` against the public NKI reference: each documented behaviour (defaults, PSUM accumulation,
+dtype and buffer rules, the 4-free-dimension limit, the wider ISA) as a small kernel of our own, checked against an
+independent NumPy computation. Each test fails on semantics that differ from the reference."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import dwlit.nki as nki
+import dwlit.nki.language as nl
+import dwlit.nki.isa as nisa
+from dwlit import trace, simulate_kernel, SimulatorError, NotModelledError, AccessPatternError
+from dwlit.memory import NeuronCore, use_core, using_target
+
+RNG = np.random.default_rng(17)
+
+
+def fresh(target=None):
+    return use_core(NeuronCore(target))
+
+
+def sbuf_from(arr, dtype=np.float32, name='t'):
+    t = nl.ndarray(arr.shape, dtype, buffer=nl.sbuf, name=name)
+    t.write(arr)
+    return t
+
+
+# --- what the core already had: checked against the reference ----------------------------------------------------
+
+@nki.jit
+def matmul_k_tiles(a_t, b):
+    "C = A @ B for A^T (K, M) and B (K, N), K a multiple of 128: one nc_matmul per K tile into one PSUM tile."
+    K, M = a_t.shape
+    N = b.shape[1]
+    out = nl.ndarray((M, N), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((M, N), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(K // 128):
+        lhs = nl.ndarray((128, M), a_t.dtype, buffer=nl.sbuf)
+        rhs = nl.ndarray((128, N), b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=lhs, src=a_t[k * 128:(k + 1) * 128, :])
+        nisa.dma_copy(dst=rhs, src=b[k * 128:(k + 1) * 128, :])
+        nisa.nc_matmul(acc, lhs, rhs)                      # accumulate=None: first write overwrites, later ones add
+    res = nl.ndarray((M, N), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+def test_nc_matmul_default_accumulates_over_k_tiles():
+    a_t, b = RNG.standard_normal((384, 64)).astype(np.float32), RNG.standard_normal((384, 96)).astype(np.float32)
+    got = matmul_k_tiles(a_t, b)
+    np.testing.assert_allclose(got, a_t.astype(np.float64).T @ b, rtol=1e-4, atol=1e-4)
+    last_tile_only = a_t[256:].T.astype(np.float64) @ b[256:]
+    assert not np.allclose(got, last_tile_only, atol=1e-2)
+
+
+def test_nc_matmul_accumulate_none_overwrites_stale_psum_on_first_write():
+    with fresh():
+        st, mv = sbuf_from(np.ones((128, 4))), sbuf_from(np.full((128, 8), 2.0))
+        acc = nl.ndarray((4, 8), nl.float32, buffer=nl.psum)
+        nisa.memset(acc, 1000.0)                            # stale contents: a first matmul write ignores them
+        nisa.nc_matmul(acc, st, mv)
+        np.testing.assert_array_equal(acc.numpy(), np.full((4, 8), 256.0))
+        nisa.nc_matmul(acc, st, mv)
+        np.testing.assert_array_equal(acc.numpy(), np.full((4, 8), 512.0))
+        nisa.nc_matmul(acc, st, mv, accumulate=False)      # explicit False always overwrites
+        np.testing.assert_array_equal(acc.numpy(), np.full((4, 8), 256.0))
+
+
+def test_nc_matmul_positional_arguments_follow_nki_order():
+    "NKI's 4th positional argument is is_stationary_onezero, not accumulate."
+    import inspect
+    names = list(inspect.signature(nisa.nc_matmul).parameters)
+    assert names[:7] == ['dst', 'stationary', 'moving', 'is_stationary_onezero', 'is_moving_onezero', 'is_transpose',
+                         'accumulate']
+    with fresh():
+        st, mv = sbuf_from(np.ones((128, 2))), sbuf_from(np.ones((128, 3)))
+        acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(acc, st, mv, False)
+        nisa.nc_matmul(acc, st, mv, False)                  # False here is is_stationary_onezero: still accumulates
+        np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 256.0))
+
+
+def test_nc_matmul_dtype_rules_per_target():
+    with fresh('trn1'):
+        st, mv = sbuf_from(np.ones((128, 2)), ml_dtypes.bfloat16), sbuf_from(np.ones((128, 3)), ml_dtypes.bfloat16)
+        with pytest.raises(SimulatorError, match="dst must be float32 on trn1, got bfloat16"):
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.bfloat16, buffer=nl.psum), st, mv)
+        with pytest.raises(SimulatorError, match="if one input is float32 the other must be too"):
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), sbuf_from(np.ones((128, 2))), mv)
+    with fresh('trn3'):
+        st, mv = sbuf_from(np.ones((128, 2)), ml_dtypes.bfloat16), sbuf_from(np.ones((128, 3)), ml_dtypes.bfloat16)
+        out = nl.ndarray((2, 3), nl.bfloat16, buffer=nl.psum)
+        nisa.nc_matmul(out, st, mv)
+        np.testing.assert_array_equal(out.numpy().astype(np.float32), np.full((2, 3), 128.0))
+
+
+def test_nc_transpose_keeps_the_dtype():
+    with fresh():
+        x = sbuf_from(np.arange(12.0).reshape(3, 4))
+        with pytest.raises(SimulatorError, match="dst must have data's dtype float32, got bfloat16"):
+            nisa.nc_transpose(nl.ndarray((4, 3), nl.bfloat16, buffer=nl.psum), x)
+        y = nl.ndarray((4, 3), nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(y, x)
+        np.testing.assert_array_equal(y.numpy(), np.arange(12.0).reshape(3, 4).T)
+
+
+def two_programs(x, buffer):
+    "Each of two programs copies its half of the rows of x into out."
+    out = nl.ndarray(x.shape, x.dtype, buffer=buffer)
+    rows = x.shape[0] // nl.num_programs()
+    r0 = nl.program_id(0) * rows
+    t = nl.ndarray((rows, x.shape[1]), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[r0:r0 + rows, :])
+    nisa.dma_copy(dst=out[r0:r0 + rows, :], src=t)
+    return out
+
+
+def test_shared_hbm_outputs_are_seen_by_every_program_and_hbm_outputs_are_refused():
+    x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(simulate_kernel(two_programs, x, nl.shared_hbm, num_programs=2), x)
+    with pytest.raises(SimulatorError, match="must be nl.shared_hbm"):
+        simulate_kernel(two_programs, x, nl.hbm, num_programs=2)
+
+
+def test_at_most_four_free_dimensions_per_pattern():
+    with fresh():
+        t = nl.ndarray((2, 64), nl.float32, buffer=nl.sbuf)
+        t.ap([[64, 2], [32, 2], [16, 2], [8, 2], [1, 8]])   # four free axes: fine
+        with pytest.raises(AccessPatternError, match="at most 5"):
+            t.ap([[64, 2], [32, 2], [16, 2], [8, 2], [4, 2], [1, 4]])
+        h = nl.ndarray((64 * 2,), nl.float32, buffer=nl.hbm)
+        with pytest.raises(AccessPatternError, match="at most 5"):
+            h.ap([[64, 2], [32, 2], [16, 2], [8, 2], [4, 2], [2, 2], [1, 2]])
+
+
+def test_engine_members_place_tensor_copy():
+    with fresh():
+        a, b = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.tensor_copy(b, a, engine=nisa.engine.scalar)
+            nisa.tensor_copy(b, a)
+        assert [i.engine for i in tr.instructions] == ['Scalar', 'Vector']
+        with pytest.raises(SimulatorError, match="engine must be one of"):
+            nisa.tensor_copy(b, a, engine='scalar')
+
+
+def test_unmodelled_names_raise_not_modelled_error_naming_them():
+    with pytest.raises(NotModelledError, match="nisa.max8 is part of NKI, but dwlit does not model it"):
+        nisa.max8
+    with pytest.raises(NotModelledError, match="nl.erf is part of NKI"):
+        nl.erf
+
+
+# --- tensor_scalar ------------------------------------------------------------------------------------------------
+
+@nki.jit
+def center_and_scale(x, mean_col):
+    "out[p, :] = (x[p, :] - mean[p]) * 0.5, then 3 - out: tensor_scalar with a column, a number and reverse."
+    P, F = x.shape
+    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)
+    t, m = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf), nl.ndarray((P, 1), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.dma_copy(dst=m, src=mean_col)
+    r = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf)
+    nisa.tensor_scalar(r, t, nl.subtract, m, op1=nl.multiply, operand1=0.5)
+    nisa.tensor_scalar(dst=r, data=r, op0=nl.subtract, operand0=3.0, reverse0=True)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
+def test_tensor_scalar_column_number_and_reverse():
+    x = RNG.standard_normal((16, 10)).astype(np.float32)
+    m = RNG.standard_normal((16, 1)).astype(np.float32)
+    np.testing.assert_allclose(center_and_scale(x, m), 3 - (x - m) * 0.5, rtol=1e-6)
+
+
+def test_tensor_scalar_reverse_on_the_second_operator():
+    with fresh():
+        x = sbuf_from(np.arange(6.0).reshape(2, 3) + 1)
+        y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(y, x, nl.add, 1.0, op1=nl.divide, operand1=12.0, reverse1=True)   # 12 / (x + 1)
+        np.testing.assert_allclose(y.numpy(), 12 / (np.arange(6.0).reshape(2, 3) + 2), rtol=1e-6)
+
+
+def test_tensor_scalar_rounds_once_into_the_destination_dtype():
+    with fresh():
+        x = sbuf_from(np.full((1, 2), 1.0))
+        y = nl.ndarray((1, 2), nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_scalar(y, x, nl.add, 2.0 ** -9, op1=nl.add, operand1=2.0 ** -9)   # 1 + 2^-8 in fp32, then bf16
+        want = np.float32(1 + 2.0 ** -8).astype(ml_dtypes.bfloat16)
+        assert y.numpy()[0, 0] == want
+
+
+def test_tensor_scalar_records_its_engine_and_refuses_bad_operands():
+    with fresh():
+        x, y, col = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf), sbuf_from(np.ones((4, 1)))
+        with trace() as tr:
+            nisa.tensor_scalar(y, x, nl.multiply, col, name='scale')
+            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.gpsimd)
+        assert [(i.op, i.engine) for i in tr.instructions] == [('tensor_scalar', 'Vector'), ('tensor_scalar', 'GpSimd')]
+        assert tr.instructions[0].attrs['op0'] == 'multiply' and len(tr.instructions[0].srcs) == 2
+        with pytest.raises(SimulatorError, match=r"operand0 must be a number or a \(4, 1\) tile"):
+            nisa.tensor_scalar(y, x, nl.add, sbuf_from(np.ones((4, 2))))
+        with pytest.raises(SimulatorError, match="operand0 must be a number"):
+            nisa.tensor_scalar(y, x, nl.add, 'two')
+        with pytest.raises(SimulatorError, match="op0 must be one of nl.add"):
+            nisa.tensor_scalar(y, x, np.add, 1.0)
+        with pytest.raises(SimulatorError, match="op1 and operand1 go together"):
+            nisa.tensor_scalar(y, x, nl.add, 1.0, op1=nl.add)
+        with pytest.raises(SimulatorError, match="GpSimd engine cannot access PSUM"):
+            nisa.tensor_scalar(nl.ndarray((4, 3), nl.float32, buffer=nl.psum), x, nl.add, 1.0, engine=nisa.engine.gpsimd)
+
+
+# --- activation ---------------------------------------------------------------------------------------------------
+
+@nki.jit
+def shifted_exp(x, shift_col):
+    "out = exp(0.5 * x - shift) per row: one activation with a scale and a per-partition bias."
+    P, F = x.shape
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    t, s = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf), nl.ndarray((P, 1), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.dma_copy(dst=s, src=shift_col)
+    nisa.tensor_scalar(s, s, nl.multiply, -1.0)
+    e = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=e, op=nl.exp, data=t, bias=s, scale=0.5)
+    nisa.dma_copy(dst=out, src=e)
+    return out
+
+
+def test_activation_scale_then_bias_then_function():
+    x = RNG.standard_normal((8, 12)).astype(np.float32)
+    s = RNG.standard_normal((8, 1)).astype(np.float32)
+    np.testing.assert_allclose(shifted_exp(x, s), np.exp(0.5 * x.astype(np.float64) - s), rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn,ref", [
+    ('exp', np.exp), ('tanh', np.tanh), ('sigmoid', lambda x: 1 / (1 + np.exp(-x))), ('relu', lambda x: np.maximum(x, 0)),
+    ('silu', lambda x: x / (1 + np.exp(-x))), ('square', np.square), ('copy', lambda x: x), ('abs', np.abs),
+    ('softplus', lambda x: np.log1p(np.exp(x))),
+    ('gelu_apprx_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))])
+def test_activation_functions_match_numpy(fn, ref):
+    x = np.linspace(-4, 4, 3 * 16).reshape(3, 16)
+    with fresh():
+        d, y = sbuf_from(x), nl.ndarray((3, 16), nl.float32, buffer=nl.sbuf)
+        with trace() as tr: nisa.activation(y, getattr(nl, fn), d)
+        np.testing.assert_allclose(y.numpy(), ref(x.astype(np.float32).astype(np.float64)), rtol=2e-6, atol=2e-6)
+        assert tr.instructions[0].engine == 'Scalar' and tr.instructions[0].attrs['op'] == fn
+
+
+def test_activation_refuses_what_it_does_not_model():
+    with fresh():
+        d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(SimulatorError, match="op must be one of nl.copy, nl.exp"):
+            nisa.activation(y, nl.add, d)
+        with pytest.raises(NotModelledError, match="reduce_op, reduce_res and reduce_cmd"):
+            nisa.activation(y, nl.exp, d, reduce_op=nl.add, reduce_res=nl.ndarray((2, 1), nl.float32, buffer=nl.sbuf))
+        with pytest.raises(SimulatorError, match=r"bias must be a number or a \(2, 1\) tile"):
+            nisa.activation(y, nl.exp, d, bias=sbuf_from(np.ones((2, 3))))
+        with pytest.raises(SimulatorError, match="engine must be one of nisa.engine.scalar"):
+            nisa.activation(y, nl.exp, d, engine=nisa.engine.vector)
+
+
+# --- hint keywords ------------------------------------------------------------------------------------------------
+
+def test_hint_keywords_are_accepted_and_kept_in_the_record():
+    with fresh():
+        h = nl.ndarray((4, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.ones((4, 3)))
+        s = nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.dma_copy(dst=s, src=h, dge_mode=nisa.dge_mode.hwdge, oob_mode=nisa.oob_mode.error, name='load_h')
+            nisa.tensor_tensor(s, s, s, nl.add, name='double')
+            nisa.memset(s, 0.0, name='clear')
+            nisa.dma_copy(dst=s, src=h)
+        a = [i.attrs for i in tr.instructions]
+        assert a[0]['dge_mode'] == 'hwdge' and a[0]['oob_mode'] == 'error' and a[0]['name'] == 'load_h'
+        assert a[1]['name'] == 'double' and a[2]['name'] == 'clear'
+        assert 'name' not in a[3] and 'dge_mode' not in a[3]              # not given: not recorded
+
+
+def test_dma_copy_read_modify_write_adds():
+    with fresh():
+        h = nl.ndarray((2, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.arange(6.0).reshape(2, 3))
+        s = sbuf_from(np.full((2, 3), 10.0))
+        nisa.dma_copy(dst=s, src=h, dst_rmw_op=nl.add)
+        np.testing.assert_array_equal(s.numpy(), np.arange(6.0).reshape(2, 3) + 10)
+        with pytest.raises(SimulatorError, match="dst_rmw_op must be one of nl.add"):
+            nisa.dma_copy(dst=s, src=h, dst_rmw_op=nl.multiply)
+
+
+# --- nl's tile functions ------------------------------------------------------------------------------------------
+
+@nki.jit
+def softmax_rows(x):
+    "Row softmax written with nl's tile functions: max, subtract (broadcast), exp, sum, divide by a column."
+    P, F = x.shape
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    t = nl.zeros((P, F), nl.float32)
+    nisa.dma_copy(dst=t, src=x)
+    m = nl.max(t, axis=1, keepdims=True)
+    e = nl.exp(nl.subtract(t, nl.broadcast_to(m, (P, F))))
+    s = nl.sum(e, axis=1, keepdims=True)
+    nisa.dma_copy(dst=out, src=nl.divide(e, s))
+    return out
+
+
+def test_nl_tile_functions_compose_into_a_softmax():
+    x = RNG.standard_normal((32, 20)).astype(np.float32) * 4
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(softmax_rows(x), e / e.sum(1, keepdims=True), rtol=2e-6, atol=1e-7)
+
+
+def test_nl_zeros_fills_and_records_a_memset():
+    with fresh():
+        with trace() as tr:
+            z = nl.zeros((4, 5), nl.bfloat16)
+            o = nl.ones((4, 2), nl.float32, buffer=nl.psum)
+            f = nl.full((3, 3), 2.5, nl.float32)
+        assert z.numpy().astype(np.float32).sum() == 0 and (o.numpy() == 1).all() and (f.numpy() == 2.5).all()
+        assert [i.op for i in tr.instructions] == ['memset'] * 3 and o.buffer is nl.psum
+        with pytest.raises(NotModelledError, match="fills on-chip tensors only"):
+            nl.zeros((4, 5), nl.float32, buffer=nl.hbm)
+
+
+def test_nl_ds_is_a_slice():
+    assert nl.ds(3, 4) == slice(3, 7)
+    with fresh():
+        t = sbuf_from(np.arange(20.0).reshape(2, 10))
+        np.testing.assert_array_equal(t[:, nl.ds(3, 4)].numpy(), np.arange(20.0).reshape(2, 10)[:, 3:7])
+    with pytest.raises(SimulatorError, match="size must be >= 1"):
+        nl.ds(0, 0)
+
+
+def test_nl_reductions_match_numpy_and_refuse_the_partition_axis():
+    x = RNG.standard_normal((6, 4, 5))
+    with fresh():
+        t = sbuf_from(x)
+        np.testing.assert_allclose(nl.sum(t, axis=2).numpy(), x.astype(np.float32).sum(2), rtol=1e-5)
+        np.testing.assert_array_equal(nl.max(t, axis=(1, 2)).numpy(), x.astype(np.float32).max((1, 2)))
+        np.testing.assert_array_equal(nl.min(t, axis=-1, keepdims=True).numpy(), x.astype(np.float32).min(2, keepdims=True))
+        with pytest.raises(SimulatorError, match="axis 0 is the partition axis"):
+            nl.sum(t, axis=0)
+
+
+def test_nl_binary_functions_dispatch_and_refuse_partition_broadcast():
+    x = RNG.standard_normal((4, 6)).astype(np.float32)
+    c = RNG.standard_normal((4, 1)).astype(np.float32)
+    with fresh():
+        tx, tc = sbuf_from(x), sbuf_from(c)
+        with trace() as tr:
+            r1, r2, r3 = nl.multiply(tx, tx), nl.subtract(tc, tx), nl.add(2.0, tx)
+        assert [i.op for i in tr.instructions] == ['tensor_tensor', 'tensor_scalar', 'tensor_scalar']
+        np.testing.assert_allclose(r1.numpy(), x * x, rtol=1e-6)
+        np.testing.assert_allclose(r2.numpy(), c - x, rtol=1e-6)
+        np.testing.assert_allclose(r3.numpy(), 2 + x, rtol=1e-6)
+        with pytest.raises(NotModelledError, match="never across partitions"):
+            nl.add(tx, sbuf_from(np.ones((1, 6))))
+        with pytest.raises(SimulatorError, match="x or y must be a tile"):
+            nl.add(1.0, 2.0)
+        with pytest.raises(NotModelledError, match="repeats size-1 free axes only"):
+            nl.broadcast_to(sbuf_from(np.ones((1, 6))), (4, 6))
+
+
+# --- reshape, .ap on a view, dtype= on .ap -----------------------------------------------------------------------
+
+def test_tensor_reshape_is_a_row_major_view():
+    x = np.arange(24.0).reshape(4, 6)
+    with fresh():
+        h = nl.ndarray((4, 6), nl.float32, buffer=nl.hbm, name='h')
+        h.write(x)
+        np.testing.assert_array_equal(h.reshape((2, 12)).numpy(), x.reshape(2, 12))
+        s = sbuf_from(x)
+        np.testing.assert_array_equal(s.reshape((4, 2, 3))[:, 1, :].numpy(), x.reshape(4, 2, 3)[:, 1, :])
+        with pytest.raises(AccessPatternError, match="keep the partition dimension 4"):
+            s.reshape((2, 12))
+        with pytest.raises(AccessPatternError, match="must keep the 24 elements"):
+            h.reshape((5, 5))
+        with pytest.raises(NotModelledError, match="reshapes whole tensors only"):
+            s[:, 0:2].reshape((4, 2))
+
+
+def test_ap_on_a_view_is_refused_as_the_guide_says():
+    with fresh():
+        s = sbuf_from(np.zeros((4, 8)))
+        with pytest.raises(AccessPatternError, match="given on a tensor, not on a view"):
+            s[:, 0:4].ap([[8, 4], [1, 2]])
+
+
+def test_ap_dtype_reinterprets_the_bytes():
+    with fresh():
+        s = sbuf_from(np.array([[1.0, -2.0], [0.5, 3.0]], np.float32))
+        v = s.ap([[4, 2], [1, 4]], dtype=nl.bfloat16)           # 2 fp32 = 4 bf16 per partition
+        assert v.shape == (2, 4) and v.dtype == nl.bfloat16
+        raw = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32).view(ml_dtypes.bfloat16)
+        np.testing.assert_array_equal(v.numpy().view(np.uint16), raw.view(np.uint16))
+        with pytest.raises(AccessPatternError, match="out of bounds"):
+            s.ap([[4, 2], [1, 5]], dtype=nl.bfloat16)
+
+
+def test_an_integer_partition_index_keeps_a_size_one_axis():
+    with fresh():
+        s = sbuf_from(np.arange(12.0).reshape(3, 4))
+        v = s[1, :]
+        assert v.shape == (1, 4) and (v.numpy() == np.arange(4.0, 8.0)).all()
+
+
+# --- dtypes -------------------------------------------------------------------------------------------------------
+
+def test_int8_and_fp8_are_storage_types():
+    for name, dt in (('int8', np.int8), ('uint8', np.uint8), ('float8_e4m3', ml_dtypes.float8_e4m3),
+                     ('float8_e5m2', ml_dtypes.float8_e5m2), ('float8_e4m3fn', ml_dtypes.float8_e4m3fn)):
+        assert getattr(nl, name) == np.dtype(dt)
+
+
+@nki.jit
+def widen(x):
+    "Copy an 8-bit input into SBUF and convert it to fp32 on the way out."
+    out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    w = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=w, src=t)
+    nisa.dma_copy(dst=out, src=w)
+    return out
+
+
+def test_int8_and_fp8_inputs_convert_exactly_to_fp32():
+    q = np.array([[-128, -1, 0, 127]], np.int8)
+    np.testing.assert_array_equal(widen(q), q.astype(np.float32))
+    f8 = np.array([[0.5, -3.0, 240.0, 0.0625]], np.float32).astype(ml_dtypes.float8_e4m3)
+    np.testing.assert_array_equal(widen(f8), f8.astype(np.float32))
+
+
+def test_writes_into_8_bit_types_are_exact_or_refused():
+    with fresh():
+        src = sbuf_from(np.array([[1.0, -7.0, 100.0]]))
+        i8 = nl.ndarray((1, 3), nl.int8, buffer=nl.sbuf)
+        nisa.tensor_copy(i8, src)
+        np.testing.assert_array_equal(i8.numpy(), [[1, -7, 100]])
+        with pytest.raises(NotModelledError, match="only whole numbers in \\[-128, 127\\]"):
+            nisa.tensor_copy(i8, sbuf_from(np.array([[1.5, 0.0, 0.0]])))
+        with pytest.raises(NotModelledError, match="only whole numbers"):
+            nisa.tensor_copy(i8, sbuf_from(np.array([[300.0, 0.0, 0.0]])))
+        f8 = nl.ndarray((1, 3), nl.float8_e4m3, buffer=nl.sbuf)
+        nisa.tensor_copy(f8, sbuf_from(np.array([[0.3, 1.0, -2.0]])))
+        np.testing.assert_array_equal(f8.numpy().astype(np.float32),
+                                      np.float32([0.3, 1.0, -2.0]).astype(ml_dtypes.float8_e4m3).astype(np.float32)[None])
+        with pytest.raises(NotModelledError, match="fp8 overflow"):
+            nisa.tensor_copy(f8, sbuf_from(np.array([[1000.0, 0.0, 0.0]])))
+
+
+# --- NKIObject, typing, tile_size, jit options ------------------------------------------------------------------------
+
+def test_nki_objects_typing_and_tile_size():
+    class Config(nl.NKIObject):
+        pass
+    c = Config(tile=128, fused=True)
+    assert c.tile == 128 and c.fused
+    from dwlit.nki.typing import tensor
+    from dwlit.memory import Tensor
+    assert tensor is Tensor
+    ts = nl.tile_size      # the eight documented attributes
+    assert (ts.pmax, ts.psum_fmax, ts.gemm_stationary_fmax, ts.gemm_moving_fmax, ts.bn_stats_fmax) == (128, 512, 128, 512, 512)
+    assert ts.psum_min_align > 0 and ts.sbuf_min_align > 0 and ts.total_available_sbuf_size > 0
+
+
+def test_jit_with_a_platform_target():
+    @nki.jit(platform_target='trn3')
+    def bf16_matmul(a_t, b):
+        out = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.shared_hbm)
+        l, r = nl.ndarray(a_t.shape, a_t.dtype, buffer=nl.sbuf), nl.ndarray(b.shape, b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=l, src=a_t); nisa.dma_copy(dst=r, src=b)
+        acc = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.psum)    # bf16 PSUM: trn3 only
+        nisa.nc_matmul(acc, l, r)
+        res = nl.ndarray(acc.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_copy(res, acc); nisa.dma_copy(dst=out, src=res)
+        return out
+    a_t, b = np.ones((128, 4), ml_dtypes.bfloat16), np.ones((128, 8), ml_dtypes.bfloat16)
+    assert (bf16_matmul(a_t, b).astype(np.float32) == 128).all()
+    with pytest.raises(SimulatorError, match="dst must be float32 on trn1"):
+        bf16_matmul(a_t, b, target='trn1')
+
+
+# --- iota and tensor_tensor_scan ---------------------------------------------------------------------------------
+
+def test_iota_follows_the_reference_pseudo_code():
+    with fresh():
+        d = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr:
+            nisa.iota(d, [[10, 2], [-1, 3]], offset=5, channel_multiplier=100)
+        want = np.zeros((4, 2, 3))
+        for p in range(4):
+            for w in range(2):
+                for x in range(3): want[p, w, x] = 5 + 100 * p + 10 * w - x
+        np.testing.assert_array_equal(d.numpy(), want)
+        assert tr.instructions[0].engine == 'GpSimd'
+        with pytest.raises(SimulatorError, match="must be in SBUF"):
+            nisa.iota(nl.ndarray((4, 6), nl.float32, buffer=nl.psum), [[1, 6]], 0)
+
+
+@nki.jit
+def linear_recurrence(a, b):
+    "h[t] = a[t] * h[t-1] + b[t] per row, from h[-1] = 0: one tensor_tensor_scan."
+    P, T = a.shape
+    out = nl.ndarray((P, T), nl.float32, buffer=nl.shared_hbm)
+    ta, tb = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf), nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a); nisa.dma_copy(dst=tb, src=b)
+    h = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor_scan(h, ta, tb, 0.0, nl.multiply, nl.add)
+    nisa.dma_copy(dst=out, src=h)
+    return out
+
+
+def test_tensor_tensor_scan_is_a_linear_recurrence():
+    a = RNG.uniform(0.5, 1.0, (8, 30)).astype(np.float32)
+    b = RNG.standard_normal((8, 30)).astype(np.float32)
+    want, h = np.zeros((8, 30)), np.zeros(8)
+    for t in range(30): h = a[:, t].astype(np.float64) * h + b[:, t]; want[:, t] = h
+    np.testing.assert_allclose(linear_recurrence(a, b), want, rtol=1e-5, atol=1e-5)
+
+
+def test_tensor_tensor_scan_reverse_and_column_initial():
+    with fresh():
+        d0, d1 = sbuf_from(np.full((2, 3), 2.0)), sbuf_from(np.ones((2, 3)))
+        init = sbuf_from(np.array([[10.0], [20.0]]))
+        r = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_tensor_scan(r, d0, d1, init, nl.subtract, nl.subtract, reverse0=True, reverse1=True)
+        want, prev = np.zeros((2, 3)), np.array([10.0, 20.0])
+        for i in range(3): prev = 1.0 - (prev - 2.0); want[:, i] = prev     # op1(d1, op0(prev, d0))
+        np.testing.assert_array_equal(r.numpy(), want)
+
+
+def test_activation_valid_input_ranges_are_enforced():
+    with fresh():
+        y = nl.ndarray((1, 2), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(SimulatorError, match=r"nl.sin is valid for inputs in \[-3.14159, 3.14159\]"):
+            nisa.activation(y, nl.sin, sbuf_from(np.array([[0.0, 4.0]])))
+        with pytest.raises(SimulatorError, match="nl.log is valid for inputs"):
+            nisa.activation(y, nl.log, sbuf_from(np.array([[1.0, 0.0]])))
+        nisa.activation(y, nl.sin, sbuf_from(np.array([[0.5, -1.0]])))
+        np.testing.assert_allclose(y.numpy(), np.sin([[0.5, -1.0]]), rtol=1e-6)
