@@ -16,10 +16,11 @@ from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
 from .tiling import div_ceil
 
 # %% auto #0
-__all__ = ['CONVENTIONS', 'COMPUTE_ENGINES', 'PENALTY_RULES', 'COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel',
-           'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs', 'isa_cycles', 'perf_mode_lift',
-           'vector_cycles', 'pe_cycles', 'Cost', 'dma_lanes', 'fixed_cycles', 'instruction_cost', 'Slot', 'Schedule',
-           'schedule', 'predict', 'plot_gantt', 'check_schedule']
+__all__ = ['CONVENTIONS', 'COMPUTE_ENGINES', 'PENALTY_RULES', 'COST_MODELS', 'PE_DTYPES', 'VECTOR_OPS', 'SCALAR_OPS', 'PE_OPS',
+           'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs',
+           'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'scalar_cycles', 'pe_cycles', 'Cost', 'dma_lanes',
+           'fixed_cycles', 'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt',
+           'check_schedule']
 
 # %% ../nbs/14_cost_model.ipynb #caedc971
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def _check_fields(m):
 
 # %% ../nbs/14_cost_model.ipynb #4a868ff1
 def dtype_bytes(dtype) -> int:
-    "Bytes per element of `dtype`: one of the names in `DTYPES` ('float32', 'bfloat16', 'float16') or its NumPy dtype."
+    "Bytes per element of `dtype`: one of the names in `DTYPES` ('float32', 'bfloat16', 'int8', ...) or its NumPy dtype."
     if isinstance(dtype, str) and dtype in DTYPES: return DTYPES[dtype].itemsize
     try: dt = None if isinstance(dtype, str) else np.dtype(dtype)
     except TypeError: dt = None
@@ -131,11 +132,11 @@ def dtype_bytes(dtype) -> int:
     return dt.itemsize
 
 COST_MODELS = {
-    'trn1': CostModel('trn1', dict(Tensor=2.8, Vector=1.12, Scalar=1.4, GpSimd=1.4), {2: 128, 4: 128},
+    'trn1': CostModel('trn1', dict(Tensor=2.8, Vector=1.12, Scalar=1.4, GpSimd=1.4), {1: 128, 2: 128, 4: 128},
                       dma_engine_gbps=27.2, pe_transpose_fp32_factor=4.0),
-    'trn2': CostModel('trn2', dict(Tensor=2.4, Vector=0.96, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
+    'trn2': CostModel('trn2', dict(Tensor=2.4, Vector=0.96, Scalar=1.2, GpSimd=1.2), {1: 256, 2: 512, 4: 256},
                       dma_engine_gbps=27.2, pe_transpose_fp32_factor=2.0),
-    'trn3': CostModel('trn3', dict(Tensor=2.4, Vector=1.2, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
+    'trn3': CostModel('trn3', dict(Tensor=2.4, Vector=1.2, Scalar=1.2, GpSimd=1.2), {1: 512, 2: 512, 4: 256},
                       dma_engine_gbps=38.4, pe_transpose_fp32_factor=2.0),
 }
 
@@ -150,15 +151,20 @@ def cost_model(target='trn1', **changes) -> CostModel:
                                          f"{', '.join(f for f in CostModel.__dataclass_fields__ if f != 'target')}")
     return replace(m, **changes) if changes else m               # CostModel checks every field it is given
 
+PE_DTYPES = tuple(d for d in DTYPES if 'float' in d)   # the PE array's input types (no integers)
+
 def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
     "Dense PE-array TFLOPS the model implies: 128 x 128 multiply-adds (2 flops each) per moving column."
     if not isinstance(model, CostModel): raise SimulatorTypeError(f"pe_tflops: model must be a CostModel (cost_model('trn2')), got model={shown(model)}")
-    with errors_from('pe_tflops'): nbytes = dtype_bytes(dtype)
+    try: name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    except TypeError: name = shown(dtype)
+    with errors_from('pe_tflops'): nbytes = dtype_bytes(check_choice(name, 'dtype', PE_DTYPES))
     per_cycle = model.partitions ** 2 * 2 * model.pe_columns_per_cycle
     return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if nbytes == 4 else 1)
 
 # %% ../nbs/14_cost_model.ipynb #3dac8310
-VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy')
+VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy', 'tensor_scalar', 'tensor_tensor_scan')
+SCALAR_OPS = ('activation', 'tensor_scalar', 'tensor_copy', 'memset')   # one input (or none): N Scalar cycles
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
 def _bytes_of(acc: Access) -> int:
@@ -213,16 +219,21 @@ def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:
         return n / 2 if dts == {'bfloat16'} and ins.attrs.get('op') in ('add', 'maximum') else n
     if ins.op == 'memset':
         return n / 2 if ins.attrs.get('value') == 0 and dts <= {'bfloat16', 'float16'} else n
-    return n                                                  # tensor_copy, dve_transpose: N
+    if ins.op == 'tensor_tensor_scan': return 2 * n
+    return n                                       # tensor_copy, tensor_scalar, activation, dve_transpose: N
 
 # %% ../nbs/14_cost_model.ipynb #56ab7cc9
+def _streamed(ins: Instruction) -> tuple:
+    "The operands `ins` streams: its output and its inputs, without the one-value-per-partition operands of a tensor_scalar."
+    return (ins.dst,) + (tuple(ins.srcs[:1]) if ins.op in ('tensor_scalar', 'activation') else tuple(ins.srcs))
+
 def perf_mode_lift(ins: Instruction) -> float:
     "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
-    ops = (ins.dst,) + tuple(ins.srcs)
+    ops = _streamed(ins)
     two_byte = all(a.dtype in ('bfloat16', 'float16') for a in ops)
     if ins.op == 'tensor_tensor':
         return 2.0 if two_byte and all(s.buffer == 'sbuf' for s in ins.srcs) else 1.0
-    if ins.op == 'tensor_copy' and two_byte:
+    if ins.op in ('tensor_copy', 'tensor_scalar') and two_byte:
         in_sbuf, inner = all(a.buffer == 'sbuf' for a in ops), all(_inner_contiguous(a) for a in ops)
         if in_sbuf and inner: return 4.0
         if in_sbuf or inner: return 2.0                       # not contiguous, or one side in PSUM
@@ -230,15 +241,20 @@ def perf_mode_lift(ins: Instruction) -> float:
 
 def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
-    ops, trn1 = (ins.dst,) + tuple(ins.srcs), model.vector_elems_per_cycle[2] == model.partitions
+    ops, trn1 = _streamed(ins), model.vector_elems_per_cycle[2] == model.partitions
     if trn1: c = isa_cycles(ins, model.step0_contiguous)                                          # the ISA table
     elif model.vector_rates == 'modes': c = isa_cycles(ins, model.step0_contiguous) / perf_mode_lift(ins)  # lifted
     else:                                          # 'widths': the widest operand's data-path width, inputs sharing it
         c = ins.free_elems / model.lanes(max(_bytes_of(a) for a in ops))
-        if ins.op == 'tensor_tensor': c *= model.two_input_factor
+        if ins.op in ('tensor_tensor', 'tensor_tensor_scan'): c *= model.two_input_factor
     if any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
         c *= 2                                                            # a wide innermost step: half the bandwidth
     return c
+
+def scalar_cycles(ins: Instruction, model: CostModel) -> float:
+    "Streaming cycles on the Scalar engine: N for N elements per partition (128 lanes on every target), halved bandwidth as above."
+    wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
+    return ins.free_elems * (2 if wide else 1)
 
 def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
@@ -283,8 +299,9 @@ def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
         nbytes = ins.attrs.get('bytes', ins.partitions * ins.free_elems * dtype_bytes(ins.dtype))
         return Cost(m.dma_issue_ns + m.dma_fixed_ns + runs * m.dma_run_ns / k, nbytes / (k * m.dma_engine_gbps),
                     k, runs, m.dma_latency_ns)                                                   # B/(GB/s) = ns
-    if ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
-    elif ins.op in PE_OPS: stream = pe_cycles(ins, m)
+    if ins.engine == 'Vector' and ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
+    elif ins.engine == 'Scalar' and ins.op in SCALAR_OPS: stream = scalar_cycles(ins, m)
+    elif ins.engine == PE_ARRAY and ins.op in PE_OPS: stream = pe_cycles(ins, m)
     else: raise NotModelledError(f"instruction_cost: no cost rule for op={ins.op!r} on engine {ins.engine!r}")
     ghz = m.clock_ghz[ins.engine]
     return Cost(fixed_cycles(ins, m, stream, dependent) / ghz, stream / ghz)

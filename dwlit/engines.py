@@ -10,7 +10,7 @@ import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from .checks import SimulatorError, check_int
+from .checks import SimulatorError, check_int, check_choice, errors_from
 from . import tiling
 from .memory import DTYPES
 from . import language as nl, isa as nisa
@@ -22,7 +22,7 @@ from .proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_mat
 from .cost import predict
 
 # %% auto #0
-__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'COLOURS',
+__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'COLOURS', 'DESIGNS',
            'MAP_TARGETS', 'MAP_DTYPES', 'VARIANTS', 'conv1d_depthwise_diagonal_pe', 'depthwise1d_reference',
            'depthwise2d_reference', 'conv2d_depthwise_diagonal_pe', 'conv1d_depthwise_implicit_gemm',
            'conv2d_depthwise_packed_vector', 'step_width', 'designs', 'contender_trace', 'EngineMap', 'engine_map',
@@ -35,10 +35,9 @@ PSUM_BANKS = 8                   # 16 KiB of PSUM per partition
 DIAG_BUDGET_BYTES = 96 * 1024    # SBUF bytes per partition for the diagonal weights (our choice: half of trn1's 192 KiB)
 
 def _diagonals(diag, identity, f_sb, cc, taps_per_row, taps):
-    "diag[:, j, :] = identity * f_sb[:, taps[j]], one Vector multiply per tap: the (C_in, C_out) stationary of each tap."
-    for j, k in enumerate(taps):
-        nisa.tensor_tensor(dst=diag[:cc, j, :cc], data1=identity[:cc, :cc],
-                           data2=f_sb.ap([[taps_per_row, cc], [0, cc]], offset=k), op=nl.multiply)
+    "diag[:, j, :] = identity * f_sb[:, taps[j]], one Vector tensor_scalar per tap: the (C_in, C_out) stationary of each tap."
+    for j, k in enumerate(taps):                     # the ISA reference's instruction for a per-partition multiply
+        nisa.tensor_scalar(dst=diag[:cc, j, :cc], data=identity[:cc, :cc], op0=nl.multiply, operand0=f_sb[:cc, k:k + 1])
 
 @kernel
 def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
@@ -216,9 +215,12 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
 
 # %% ../nbs/15_engine_question.ipynb #4abdc88a
 @kernel
-def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0))):
-    "2D depthwise f01b x o01i -> bf01 on the Vector engine, rows packed: per tap one multiply, then one reduce."
+def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0)), multiply='tensor_tensor', scalar_every=0):
+    "2D depthwise f01b x o01i -> bf01, rows packed: per tap one multiply (every `scalar_every`-th on Scalar), then one reduce."
     who = 'conv2d_depthwise_packed_vector'
+    with errors_from(who):
+        check_choice(multiply, 'multiply', ('tensor_tensor', 'tensor_scalar')); check_int(scalar_every, 'scalar_every', minimum=0)
+        if scalar_every and multiply != 'tensor_scalar': raise SimulatorError("scalar_every needs multiply='tensor_scalar'")
     C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W = _conv2d_sizes(img, filter, padding, who)
     K, dt = k_H * k_W, img.dtype
     rows = max(1, PSUM_BANK // out_W)               # output rows per multiply: as many as the identity variant packs
@@ -237,9 +239,14 @@ def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0))):
                 for kh in range(k_H):
                     for kw in range(k_W):
                         k = kh * k_W + kw
-                        nisa.tensor_tensor(dst=prod.ap([[K * span, cc], [out_W, r], [1, out_W]], offset=k * span),
-                                           data1=image.ap([[pad_H * pad_W, cc], [pad_W, r], [1, out_W]], offset=(row + kh) * pad_W + kw),
-                                           data2=f_sb.ap([[K, cc], [0, r], [0, out_W]], offset=k), op=nl.multiply)
+                        dst = prod.ap([[K * span, cc], [out_W, r], [1, out_W]], offset=k * span)
+                        data = image.ap([[pad_H * pad_W, cc], [pad_W, r], [1, out_W]], offset=(row + kh) * pad_W + kw)
+                        if multiply == 'tensor_tensor':          # the filter value broadcast with step 0
+                            nisa.tensor_tensor(dst=dst, data1=data, data2=f_sb.ap([[K, cc], [0, r], [0, out_W]], offset=k), op=nl.multiply)
+                        else:                                    # one value per partition, on Vector or Scalar
+                            on_scalar = scalar_every and k % scalar_every == scalar_every - 1
+                            nisa.tensor_scalar(dst=dst, data=data, op0=nl.multiply, operand0=f_sb[:cc, k:k + 1],
+                                               engine=nisa.engine.scalar if on_scalar else nisa.engine.vector)
                 res = nl.ndarray((128, span), dtype=dt, buffer=nl.sbuf)
                 nisa.tensor_reduce(dst=res[:cc, :r * out_W], op=nl.add,                      # the taps, in one reduce
                                    data=prod.ap([[K * span, cc], [1, r * out_W], [span, K]]), axis=2)
@@ -264,25 +271,33 @@ def _vector_1d(width):
     return run
 
 # %% ../nbs/15_engine_question.ipynb #e52b1ca5
+_packed = lambda **kw: lambda img, f, out: conv2d_depthwise_packed_vector(img, f, **kw)
 CONTENDERS = {
     '1D': {'Vector (original)': _vector_1d(512),
            **{f'Vector, step {w}': _vector_1d(w) for w in STEP_WIDTHS[1:]},
            'PE, diagonal weights': lambda img, f, out: conv1d_depthwise_diagonal_pe(img, f, ((0, 0), (0, 0)), out),
            'PE, implicit GEMM': lambda img, f, out: conv1d_depthwise_implicit_gemm(img, f, ((0, 0), (0, 0)), out)},
     '2D': {'Vector (original)': lambda img, f, out: conv2d_depthwise_f01b_o01i_bf01(img, f, ((0, 0), (0, 0))),
-           'Vector, rows packed': lambda img, f, out: conv2d_depthwise_packed_vector(img, f),
+           'Vector, rows packed': _packed(),
+           'packed, tensor_scalar': _packed(multiply='tensor_scalar'),
+           **{f'packed, tensor_scalar, 1/{n} on Scalar': _packed(multiply='tensor_scalar', scalar_every=n) for n in (4, 2)},
            'PE, diagonal weights': lambda img, f, out: conv2d_depthwise_diagonal_pe(img, f),
            'PE, identity sum (older variant)': lambda img, f, out: conv2d_depthwise_identity_matmul(img, f)}}
-TUNED = {'Vector, step tuned': tuple(['Vector (original)'] + [f'Vector, step {w}' for w in STEP_WIDTHS[1:]])}
+TUNED = {'Vector, step tuned': tuple(['Vector (original)'] + [f'Vector, step {w}' for w in STEP_WIDTHS[1:]]),
+         'Vector/Scalar, tensor_scalar': ('packed, tensor_scalar', 'packed, tensor_scalar, 1/4 on Scalar',
+                                          'packed, tensor_scalar, 1/2 on Scalar')}
 COLOURS = {'Vector (original)': 'tab:blue', 'Vector, step tuned': 'tab:purple', 'Vector, rows packed': 'tab:cyan',
-           'PE, diagonal weights': 'tab:red', 'PE, implicit GEMM': 'tab:orange', 'PE, identity sum (older variant)': 'tab:pink'}
+           'Vector/Scalar, tensor_scalar': 'tab:green', 'PE, diagonal weights': 'tab:red', 'PE, implicit GEMM': 'tab:orange',
+           'PE, identity sum (older variant)': 'tab:pink'}
+
+DESIGNS = {'1D': ('Vector (original)', 'Vector, step tuned', 'PE, diagonal weights', 'PE, implicit GEMM'),
+           '2D': ('Vector (original)', 'Vector, rows packed', 'Vector/Scalar, tensor_scalar', 'PE, diagonal weights',
+                  'PE, identity sum (older variant)')}
 
 def designs(kind) -> tuple:
-    "The designs a map races: the contenders of `kind`, with the step-width alternatives folded into one tuned design."
-    alts = {a for n, aa in TUNED.items() for a in aa[1:] if a in CONTENDERS[kind]}
-    tuned = [n for n, aa in TUNED.items() if set(aa) <= set(CONTENDERS[kind])]
-    names = [n for n in CONTENDERS[kind] if n not in alts]
-    return tuple(names[:1] + tuned + names[1:])
+    "The designs a map of `kind` races (a tuned design stands for its alternatives in `TUNED`)."
+    if kind not in DESIGNS: raise SimulatorError(f"kind must be one of {sorted(DESIGNS)}, got kind={kind!r}")
+    return DESIGNS[kind]
 
 # %% ../nbs/15_engine_question.ipynb #ec221dc5
 def contender_trace(kind, name, size, width, dtype='float32', C=128, N=1, out_H=8, check=False, seed=0) -> Trace:
@@ -351,7 +366,7 @@ def engine_map(kind, sizes, widths, dtypes=MAP_DTYPES, names=None, check=True) -
 
 # %% ../nbs/15_engine_question.ipynb #fd3dd6c1
 def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=MAP_DTYPES):
-    "One panel per dtype and target: the fastest design per shape, its lead; with `rob`, a cell some variant flips is hatched."
+    "One panel per dtype and target: the fastest design per shape, its lead; with `rob`, hatched where a variant flips the engine."
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap, to_rgb
     from matplotlib.patches import Patch, Rectangle
@@ -366,7 +381,7 @@ def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=
             for (a, b), v in np.ndenumerate(lead):      # dark text on the light colours, white on the dark ones
                 rgb = np.array(to_rgb(COLOURS[em.names[win[a, b]]]))
                 ink = 'black' if rgb @ (0.3, 0.59, 0.11) > 0.55 else 'white'
-                if rob is not None and not rob[(tg, d)].robust[a, b]:
+                if rob is not None and not rob[(tg, d)].engine_robust[a, b]:
                     ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch='///', edgecolor=ink, lw=0))
                 ax.text(b, a, f"{v:.2f}x", ha='center', va='center', fontsize=8, color=ink,
                         bbox=dict(facecolor=COLOURS[em.names[win[a, b]]], edgecolor='none', pad=1))
@@ -410,20 +425,23 @@ class Robustness:
     "Per cell of one target and dtype: the winner as in chapter 14, under every variant, and which fields change it."
     base: np.ndarray                 # (sizes, widths): index of the winning design
     by_variant: dict                 # (field, label) -> (sizes, widths) winners
-    deciders: np.ndarray             # (sizes, widths) of frozensets: the fields whose variants change the winner
+    deciders: np.ndarray             # per cell, the fields whose variants change the winning design
+    engine_deciders: np.ndarray      # per cell, the fields whose variants change the winner's engine (Vector or PE)
     @property
     def robust(self) -> np.ndarray: return np.vectorize(len)(self.deciders) == 0
+    @property
+    def engine_robust(self) -> np.ndarray: return np.vectorize(len)(self.engine_deciders) == 0
 
 def robustness(em: EngineMap, variants=VARIANTS) -> dict:
     "{(target, dtype): Robustness}: every cell's winner under every variant of `variants`, one field at a time."
-    out = {}
+    pe, out = np.array([design_side(n) == 'PE' for n in em.names]), {}
     for tg in MAP_TARGETS:
         for d in MAP_DTYPES:
             base = em.winners(tg, d)[0]
             by = {(f, lab): em.winners(tg, d, **on_target(ch, tg))[0] for f, vs in variants.items() for lab, ch in vs.items()}
-            dec = np.array([[frozenset(f for (f, _), w in by.items() if w[i, j] != base[i, j])
-                             for j in range(base.shape[1])] for i in range(base.shape[0])], dtype=object)
-            out[(tg, d)] = Robustness(base, by, dec)
+            cells = lambda differ: np.array([[frozenset(f for (f, _), w in by.items() if differ(w[i, j], base[i, j]))
+                                              for j in range(base.shape[1])] for i in range(base.shape[0])], dtype=object)
+            out[(tg, d)] = Robustness(base, by, cells(lambda a, b: a != b), cells(lambda a, b: pe[a] != pe[b]))
     return out
 
 # %% ../nbs/15_engine_question.ipynb #cf994f2e
@@ -454,20 +472,21 @@ def win_table(em: EngineMap, **changes) -> str:
 
 # %% ../nbs/15_engine_question.ipynb #d5f1f224
 def verdict(em: EngineMap, rob: dict) -> dict:
-    "{(target, dtype): (cells, robust Vector wins, robust PE wins, {field: non-robust cells it changes})}."
+    "{(target, dtype): (cells, robust cells, engine-robust Vector wins, engine-robust PE wins, {field: cells whose engine it flips})}."
     pe = np.array([design_side(n) == 'PE' for n in em.names])
     out = {}
     for key, r in rob.items():
-        rb, w_pe = r.robust, pe[r.base]
-        moved = Counter(f for cell in r.deciders.ravel() for f in cell)
-        out[key] = (rb.size, int((rb & ~w_pe).sum()), int((rb & w_pe).sum()), dict(moved.most_common()))
+        settled, w_pe = r.engine_robust, pe[r.base]
+        moved = Counter(f for cell in r.engine_deciders.ravel() for f in cell)
+        out[key] = (settled.size, int(r.robust.sum()), int((settled & ~w_pe).sum()), int((settled & w_pe).sum()),
+                    dict(moved.most_common()))
     return out
 
 def verdict_lines(em: EngineMap, rob: dict) -> list:
     "The verdict per target and dtype as Markdown bullets, every number formatted from `verdict`."
     lines = []
-    for (tg, d), (n, v, p, moved) in verdict(em, rob).items():
+    for (tg, d), (n, k, v, p, moved) in verdict(em, rob).items():
         why = ', '.join(f"`{f}` ({c})" for f, c in moved.items())
-        lines.append(f"- **{tg}, {d}**: {v + p} of {n} cells robust; the Vector designs win {v} of them, the PE designs {p}"
-                     + (f". The other {n - v - p} turn on {why}" if n - v - p else '') + '.')
+        lines.append(f"- **{tg}, {d}**: {k} of {n} cells robust; the engine is the same under every variant in {v + p}: "
+                     f"the Vector designs win {v}, the PE designs {p}" + (f". The other {n - v - p} turn{'s' if n - v - p == 1 else ''} on {why}" if n - v - p else '') + '.')
     return lines

@@ -492,3 +492,45 @@ def test_a_hand_built_model_is_checked_too():
     from dwlit.cost import CostModel
     with pytest.raises(SimulatorError, match="dma_engine_gbps must be > 0"):
         CostModel('mine', dict(Tensor=1, Vector=1, Scalar=1, GpSimd=1), {2: 128, 4: 128}, 0, 4.0)
+
+
+# --- tensor_scalar and the Scalar engine (the ISA reference: max(MIN_II, N) cycles on Vector or Scalar) -------------
+
+@kernel
+def _per_partition(x, dt):
+    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf)
+    f = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    o, q = nl.ndarray((128, 300), dt, buffer=nl.sbuf), nl.ndarray((128, 300), dt, buffer=nl.sbuf)
+    nisa.memset(a, 1.0); nisa.memset(f, 2.0)
+    nisa.tensor_scalar(o, a, nl.multiply, f)                                           # Vector
+    nisa.tensor_scalar(q, a, nl.multiply, f, engine=nisa.engine.scalar)                # Scalar
+    nisa.activation(q, nl.copy, a, scale=f)                                            # Scalar
+    return x
+
+
+@pytest.mark.parametrize("target,dt,vec,vec_modes,ghz_v,ghz_s", [
+    ('trn1', 'float32', 300, 300, 1.12, 1.4), ('trn1', 'bfloat16', 300, 300, 1.12, 1.4),
+    ('trn2', 'float32', 150, 300, 0.96, 1.2),        # 'widths': 256 fp32 lanes; 'modes': no lift for fp32
+    ('trn2', 'bfloat16', 75, 75, 0.96, 1.2),         # 512 lanes; the 4x mode (SBUF, 2-byte, contiguous)
+    ('trn3', 'bfloat16', 75, 75, 1.2, 1.2)])
+def test_tensor_scalar_and_activation_prices_by_hand(target, dt, vec, vec_modes, ghz_v, ghz_s):
+    tr = _trace(_per_partition, np.ones(1, np.float32), getattr(nl, dt))
+    ts_v, ts_s, act = tr.instructions[2:]
+    assert (ts_v.engine, ts_s.engine, act.engine) == ('Vector', 'Scalar', 'Scalar')
+    assert instruction_cost(ts_v, target).stream_ns == pytest.approx(vec / ghz_v)   # the fp32 scalar operand is not streamed
+    assert instruction_cost(ts_v, cost_model(target, vector_rates='modes')).stream_ns == pytest.approx(vec_modes / ghz_v)
+    for i in (ts_s, act):                                                               # Scalar: 128 lanes, N cycles
+        assert instruction_cost(i, target).ns == pytest.approx((60 + 300) / ghz_s)
+    s = predict(tr, target)
+    assert s.slots[3].start_ns < s.slots[2].end_ns          # Vector and Scalar work side by side (both only read a, f)
+
+
+def test_engines_without_a_cost_rule_are_refused():
+    from dwlit.checks import NotModelledError
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        nisa.memset(a, 0.0, engine=nisa.engine.gpsimd)
+        return x
+    (ms,) = _trace(k, np.ones(1, np.float32)).instructions
+    with pytest.raises(NotModelledError, match="no cost rule for op='memset' on engine 'GpSimd'"): instruction_cost(ms)
