@@ -10,77 +10,161 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, replace
 import numpy as np
-from .checks import SimulatorError
+from .checks import SimulatorError, SimulatorTypeError, NotModelledError, check_choice, check_int, check_number, check_bool, shown, errors_from
 from .memory import DTYPES
 from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
+from .tiling import div_ceil
 
 # %% auto #0
-__all__ = ['COST_MODELS', 'VECTOR_OPS', 'PE_OPS', 'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops',
-           'contiguous_run', 'dma_runs', 'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'pe_cycles', 'Cost',
-           'dma_lanes', 'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
+__all__ = ['CONVENTIONS', 'COMPUTE_ENGINES', 'PENALTY_RULES', 'COST_MODELS', 'PE_DTYPES', 'VECTOR_OPS', 'SCALAR_OPS', 'PE_OPS',
+           'OP_COLOURS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs',
+           'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'scalar_cycles', 'pe_cycles', 'Cost', 'dma_lanes',
+           'fixed_cycles', 'instruction_cost', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt',
+           'check_schedule']
 
 # %% ../nbs/14_cost_model.ipynb #caedc971
 @dataclass(frozen=True)
 class CostModel:
-    "Every constant the cost model uses for one target: public figures, except those marked ASSUMED."
+    "Every figure and convention the cost model uses for one target (`CONVENTIONS` says which are CITED, which ASSUMED)."
     target: str
-    clock_ghz: dict                  # engine -> GHz (architecture guides)
-    vector_elems_per_cycle: dict     # bytes per element -> Vector elements per cycle over 128 partitions
-    dma_engine_gbps: float           # GB/s per DMA engine (DMA guide)
-    pe_transpose_fp32_factor: float  # fp32 nc_transpose against bf16: 4 on trn1, 2 with trn2's transpose mode
-    partitions: int = 128
-    min_ii: int = 64                 # cycles: minimum initiation interval per instruction (ISA reference)
-    access_start: int = 60           # cycles: starting a tensor access
-    dependent_penalty: int = 100     # cycles: reading what the previous instruction on the same engine wrote
-    dma_engines: int = 16            # DMA engines per NeuronCore; one transfer uses up to 16
-    dma_partitions_per_engine: int = 8   # each engine serves 8 partitions (DMA guide: a 4-partition load uses one)
-    pe_columns_per_cycle: float = 1.0  # bf16 moving columns per Tensor cycle (the guides' TFLOPS, checked below)
-    pe_fp32_factor: float = 4.0      # fp32 input costs ~4x bf16 on the PE array
-    narrow_stride_bytes: int = 16    # an innermost step wider than this halves the on-chip bandwidth
-    dma_fixed_ns: float = 150.0      # ASSUMED split of the DMA guide's profile: per transfer, on each engine it uses
-    dma_run_ns: float = 16.0         # ASSUMED: cost of one contiguous run (one DMA buffer) on its engine
-    dma_latency_ns: float = 2000.0   # ASSUMED: trigger to completion beyond the engines' work (keeps no engine busy)
-    vector_rates: str = 'widths'     # ASSUMED reading of trn2/trn3: 'widths' (the table) or 'modes' (stricter)
-    two_input_factor: float = 2.0    # ASSUMED for 'widths': two inputs share the input path (trn1's guide: 2N)
+    clock_ghz: dict                    # CITED: engine -> GHz
+    vector_elems_per_cycle: dict       # CITED: bytes per element -> Vector elements per cycle over 128 partitions
+    dma_engine_gbps: float             # CITED: GB/s per DMA engine
+    pe_transpose_fp32_factor: float    # ASSUMED: fp32 nc_transpose against bf16 (trn3 taken as trn2)
+    partitions: int = 128              # CITED: partitions, Vector lanes and PE rows
+    min_ii: int = 64                   # CITED: cycles, the shortest an instruction takes (MIN_II)
+    access_start: float = 60           # ASSUMED: cycles to start a tensor access, charged in full on Vector/Scalar
+    pe_access_start: float = 60        # ASSUMED: the same charged on every PE instruction
+    dependent_penalty: float = 100     # CITED: cycles of static overhead, see `penalty_rule`
+    penalty_rule: str = 'dependent'    # ASSUMED: who pays it: 'dependent', 'small dependent' or 'dependent or small'
+    small_elems: int = 128             # CITED: below this many elements per partition an instruction is "small"
+    step0_contiguous: bool = False     # ASSUMED: a step-0 (broadcast) input does not count as contiguous
+    dma_engines: int = 16              # CITED: DMA engines per NeuronCore; one transfer uses up to 16
+    dma_partitions_per_engine: int = 8 # CITED: partitions one DMA engine serves
+    pe_columns_per_cycle: float = 1.0  # CITED: bf16 moving columns per Tensor cycle (from the TFLOPS)
+    pe_fp32_factor: float = 4.0        # CITED: fp32 input costs ~4x bf16 on the PE array
+    narrow_stride_bytes: float = 16    # ASSUMED: on trn2/trn3 (CITED on trn1): a wider innermost step halves bandwidth
+    dma_fixed_ns: float = 150.0        # ASSUMED: per transfer, on each engine it uses
+    dma_run_ns: float = 16.0           # ASSUMED: per contiguous run (one DMA buffer)
+    dma_latency_ns: float = 2000.0     # ASSUMED: trigger to completion beyond the engines' work
+    dma_issue_ns: float = 0.0          # ASSUMED: issuing one transfer (its engines wait for it)
+    vector_rates: str = 'widths'       # ASSUMED: reading of the trn2/trn3 Vector rates, 'widths' or 'modes'
+    two_input_factor: float = 2.0      # ASSUMED: for 'widths', two inputs share the input path
+
+    def __post_init__(self): _check_fields(self)
 
     def lanes(self, dtype) -> float:
-        "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count)."
-        nbytes = dtype if isinstance(dtype, (int, np.integer)) else dtype_bytes(dtype)
-        return self.vector_elems_per_cycle[nbytes] / self.partitions
+        "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count: 2 or 4)."
+        nbytes = dtype if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool) else dtype_bytes(dtype)
+        return self.vector_elems_per_cycle[check_choice(nbytes, 'bytes per element', tuple(self.vector_elems_per_cycle))] / self.partitions
 
+# %% ../nbs/14_cost_model.ipynb #080c338e
+CONVENTIONS = {   # field: (CITED or ASSUMED, sources-chapter anchors, what it is / why that value)
+    'clock_ghz': ('CITED', 'arch-trn1 arch-trn2 arch-trn3', "engine clocks"),
+    'vector_elems_per_cycle': ('CITED', 'arch-trn1 arch-trn2 arch-trn3', "Vector data-path width per dtype size"),
+    'dma_engine_gbps': ('CITED', 'nki-dma', "bandwidth of one DMA engine"),
+    'pe_transpose_fp32_factor': ('ASSUMED', 'arch-trn1 arch-trn2', "4 on trn1 (the fp32 rule), 2 with trn2's transpose "
+                                 "mode; trn3 is taken to have it too"),
+    'partitions': ('CITED', 'arch-trn1', "SBUF/PSUM partitions, Vector lanes, PE rows"),
+    'min_ii': ('CITED', 'nki-isa arch-trn1', "MIN_II and MM_INIT_LATENCY: no instruction takes fewer cycles"),
+    'access_start': ('ASSUMED', 'arch-trn1', "the guide's ~60-cycle tensor-access start, charged in full on every "
+                     "Vector instruction, though it says engines can hide some of it"),
+    'pe_access_start': ('ASSUMED', 'arch-trn1', "the same 60 cycles on every matmul; the guide prices back-to-back "
+                        "matmuls at max(N, 64), which is `pe_access_start=0`"),
+    'dependent_penalty': ('CITED', 'arch-trn1', "the guide's 100-cycle static overhead"),
+    'penalty_rule': ('ASSUMED', 'arch-trn1', "the guide adds it when N << 128 or when each instruction reads the "
+                     "previous one's output; charged on every dependent back-to-back instruction, whatever its size"),
+    'small_elems': ('CITED', 'arch-trn1', "the guide's rule of thumb holds for N > 128"),
+    'step0_contiguous': ('ASSUMED', 'nki-isa', "the ISA table's fast path needs contiguous inputs; a step-0 "
+                         "broadcast (the filter of every depthwise multiply) is taken not to be"),
+    'dma_engines': ('CITED', 'nki-dma', "16 DMA engines per NeuronCore"),
+    'dma_partitions_per_engine': ('CITED', 'nki-dma', "a 4-partition load runs on one engine, 128 on 16"),
+    'pe_columns_per_cycle': ('CITED', 'arch-trn1 arch-trn2 arch-trn3', "implied by the bf16 TFLOPS (checked below)"),
+    'pe_fp32_factor': ('CITED', 'arch-trn1 trainium-chip', "fp32 matmuls at a quarter of the bf16 rate"),
+    'narrow_stride_bytes': ('ASSUMED', 'arch-trn1', "the trn1 guide's 16-byte rule, taken to hold on trn2 and trn3"),
+    'dma_fixed_ns': ('ASSUMED', 'nki-dma', "split of the profile's ~210 ns overhead: per transfer"),
+    'dma_run_ns': ('ASSUMED', 'nki-dma', "split of the same: per contiguous run"),
+    'dma_latency_ns': ('ASSUMED', '', "trigger to data landed; no public figure"),
+    'dma_issue_ns': ('ASSUMED', 'nki-dma', "0; the trn2 guide gives ~600 ns to issue a DMA whose descriptors the "
+                     "hardware generates"),
+    'vector_rates': ('ASSUMED', 'arch-trn2', "how the trn2/trn3 widths apply per instruction (below)"),
+    'two_input_factor': ('ASSUMED', 'arch-trn1', "two inputs share the input path, as on trn1 (2N)"),
+}
+
+# %% ../nbs/14_cost_model.ipynb #2771ffc9
+COMPUTE_ENGINES = ('Tensor', 'Vector', 'Scalar', 'GpSimd')
+PENALTY_RULES = ('dependent', 'small dependent', 'dependent or small')
+_POSITIVE = ('dma_engine_gbps', 'pe_transpose_fp32_factor', 'pe_columns_per_cycle', 'pe_fp32_factor', 'two_input_factor')
+_AT_LEAST_0 = ('min_ii', 'access_start', 'pe_access_start', 'dependent_penalty', 'small_elems', 'narrow_stride_bytes',
+               'dma_fixed_ns', 'dma_run_ns', 'dma_latency_ns', 'dma_issue_ns')
+
+def _positive(value, arg):
+    "`value` as a finite float > 0, or an error naming `arg`."
+    v = check_number(value, arg)
+    if v <= 0: raise SimulatorError(f"{arg} must be > 0, got {arg}={shown(value)}")
+    return v
+
+def _rates(value, arg, keys):
+    "A dict with a positive finite rate for each of `keys` (more keys are allowed), or an error naming `arg`."
+    if not isinstance(value, dict) or not set(keys) <= set(value):
+        raise SimulatorTypeError(f"{arg} must be a dict with a rate for each of {', '.join(map(repr, keys))}, got {arg}={shown(value)}")
+    for k in keys: _positive(value[k], f"{arg}[{k!r}]")
+
+def _check_fields(m):
+    "Refuse a `CostModel` with a field of the wrong kind or outside its range (each message names the field)."
+    if not isinstance(m.target, str): raise SimulatorTypeError(f"target must be a name (a str), got target={shown(m.target)}")
+    _rates(m.clock_ghz, 'clock_ghz', COMPUTE_ENGINES)
+    _rates(m.vector_elems_per_cycle, 'vector_elems_per_cycle', (2, 4))
+    for f in _POSITIVE: _positive(getattr(m, f), f)
+    for f in _AT_LEAST_0: check_number(getattr(m, f), f, minimum=0)
+    for f in ('partitions', 'dma_engines', 'dma_partitions_per_engine'): check_int(getattr(m, f), f, minimum=1)
+    check_choice(m.penalty_rule, 'penalty_rule', PENALTY_RULES); check_choice(m.vector_rates, 'vector_rates', ('widths', 'modes'))
+    check_bool(m.step0_contiguous, 'step0_contiguous')
+
+# %% ../nbs/14_cost_model.ipynb #4a868ff1
 def dtype_bytes(dtype) -> int:
-    "Bytes per element of `dtype` ('float32', 'bfloat16', ... or a NumPy dtype)."
-    dt = DTYPES.get(dtype) if isinstance(dtype, str) else None
-    try: return (dt if dt is not None else np.dtype(dtype)).itemsize
-    except TypeError: raise SimulatorError(f"dtype must be a NumPy dtype or one of {sorted(DTYPES)}, got dtype={dtype!r}") from None
+    "Bytes per element of `dtype`: one of the names in `DTYPES` ('float32', 'bfloat16', 'int8', ...) or its NumPy dtype."
+    if isinstance(dtype, str) and dtype in DTYPES: return DTYPES[dtype].itemsize
+    try: dt = None if isinstance(dtype, str) else np.dtype(dtype)
+    except TypeError: dt = None
+    if dt is None or dt not in DTYPES.values():
+        raise SimulatorError(f"dtype must be one of {', '.join(map(repr, DTYPES))} or their NumPy dtypes, got dtype={shown(dtype)}")
+    return dt.itemsize
 
 COST_MODELS = {
-    'trn1': CostModel('trn1', dict(Tensor=2.8, Vector=1.12, Scalar=1.4, GpSimd=1.4), {2: 128, 4: 128},
+    'trn1': CostModel('trn1', dict(Tensor=2.8, Vector=1.12, Scalar=1.4, GpSimd=1.4), {1: 128, 2: 128, 4: 128},
                       dma_engine_gbps=27.2, pe_transpose_fp32_factor=4.0),
-    'trn2': CostModel('trn2', dict(Tensor=2.4, Vector=0.96, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
+    'trn2': CostModel('trn2', dict(Tensor=2.4, Vector=0.96, Scalar=1.2, GpSimd=1.2), {1: 256, 2: 512, 4: 256},
                       dma_engine_gbps=27.2, pe_transpose_fp32_factor=2.0),
-    'trn3': CostModel('trn3', dict(Tensor=2.4, Vector=1.2, Scalar=1.2, GpSimd=1.2), {2: 512, 4: 256},
+    'trn3': CostModel('trn3', dict(Tensor=2.4, Vector=1.2, Scalar=1.2, GpSimd=1.2), {1: 512, 2: 512, 4: 256},
                       dma_engine_gbps=38.4, pe_transpose_fp32_factor=2.0),
 }
 
+# %% ../nbs/14_cost_model.ipynb #1f0d77d8
 def cost_model(target='trn1', **changes) -> CostModel:
     "The `CostModel` of `target` ('trn1', 'trn2', 'trn3' or a `CostModel`), with the fields in `changes` replaced."
     if isinstance(target, CostModel): m = target
     elif isinstance(target, str) and target in COST_MODELS: m = COST_MODELS[target]
-    else: raise SimulatorError(f"target must be one of {sorted(COST_MODELS)}, got target={target!r}")
-    if changes.get('vector_rates', 'widths') not in ('widths', 'modes'):
-        raise SimulatorError(f"vector_rates must be 'widths' or 'modes', got vector_rates={changes['vector_rates']!r}")
-    try: return replace(m, **changes) if changes else m
-    except TypeError: raise SimulatorError(f"cost_model: unknown field in {sorted(changes)}; the fields are "
-                                           f"{sorted(CostModel.__dataclass_fields__)}") from None
+    else: raise SimulatorError(f"target must be one of {', '.join(map(repr, COST_MODELS))} or a CostModel, got target={shown(target)}")
+    unknown = sorted(k for k in changes if k not in CostModel.__dataclass_fields__ or k == 'target')
+    if unknown: raise SimulatorTypeError(f"unknown cost-model field {shown(unknown[0])}; the fields are "
+                                         f"{', '.join(f for f in CostModel.__dataclass_fields__ if f != 'target')}")
+    return replace(m, **changes) if changes else m               # CostModel checks every field it is given
+
+PE_DTYPES = tuple(d for d in DTYPES if 'float' in d)   # the PE array's input types (no integers)
 
 def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
     "Dense PE-array TFLOPS the model implies: 128 x 128 multiply-adds (2 flops each) per moving column."
+    if not isinstance(model, CostModel): raise SimulatorTypeError(f"pe_tflops: model must be a CostModel (cost_model('trn2')), got model={shown(model)}")
+    try: name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    except TypeError: name = shown(dtype)
+    with errors_from('pe_tflops'): nbytes = dtype_bytes(check_choice(name, 'dtype', PE_DTYPES))
     per_cycle = model.partitions ** 2 * 2 * model.pe_columns_per_cycle
-    return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if dtype_bytes(dtype) == 4 else 1)
+    return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if nbytes == 4 else 1)
 
 # %% ../nbs/14_cost_model.ipynb #3dac8310
-VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy')
+VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy', 'tensor_scalar', 'tensor_tensor_scan')
+SCALAR_OPS = ('activation', 'tensor_scalar', 'tensor_copy', 'memset')   # one input (or none): N Scalar cycles
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
 def _bytes_of(acc: Access) -> int:
@@ -108,37 +192,48 @@ def dma_runs(ins: Instruction) -> int:
     return total // a + total // b - total // math.lcm(a, b)
 
 # %% ../nbs/14_cost_model.ipynb #e56e782c
-def _contiguous(acc: Access) -> bool:
-    "True if operand `acc` reads one contiguous run per partition (a step-0 broadcast is not contiguous)."
-    return contiguous_run(acc) == math.prod(n for _, n in _free_dims(acc))
+def _contiguous(acc: Access, step0=False) -> bool:
+    "True if operand `acc` reads one contiguous run per partition (with `step0`, step-0 dimensions are ignored)."
+    dims = [(s, n) for s, n in _free_dims(acc) if not (step0 and s == 0)]
+    run = 1
+    for s, n in reversed(dims):
+        if s != run: return False
+        run *= n
+    return True
 
 def _inner_contiguous(acc: Access) -> bool:
     "True if the innermost free dimension of `acc` has step 1."
     d = _free_dims(acc)
     return not d or d[-1][0] == 1
 
-def isa_cycles(ins: Instruction) -> float:
+def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:
     "Streaming cycles on trn1 by the ISA reference's cost table: N, 2N or N/2 for N elements per partition."
     n, srcs = ins.free_elems, ins.srcs
     dts = {a.dtype for a in (ins.dst,) + tuple(srcs)}
     if ins.op == 'tensor_tensor':
         one_in_psum = sorted(s.buffer for s in srcs) == ['psum', 'sbuf']
-        fast = (all(s.buffer == 'sbuf' for s in srcs) and dts == {'bfloat16'}
-                and ins.attrs.get('op') in ('add', 'multiply', 'subtract') and all(_contiguous(s) for s in srcs))
+        fast = (all(s.buffer == 'sbuf' for s in srcs) and dts == {'bfloat16'} and ins.attrs.get('op') in
+                ('add', 'multiply', 'subtract') and all(_contiguous(s, step0_contiguous) for s in srcs))
         return n if one_in_psum or fast else 2 * n
     if ins.op == 'tensor_reduce':
         return n / 2 if dts == {'bfloat16'} and ins.attrs.get('op') in ('add', 'maximum') else n
     if ins.op == 'memset':
         return n / 2 if ins.attrs.get('value') == 0 and dts <= {'bfloat16', 'float16'} else n
-    return n                                                  # tensor_copy, dve_transpose: N
+    if ins.op == 'tensor_tensor_scan': return 2 * n
+    return n                                       # tensor_copy, tensor_scalar, activation, dve_transpose: N
+
+# %% ../nbs/14_cost_model.ipynb #56ab7cc9
+def _streamed(ins: Instruction) -> tuple:
+    "The operands `ins` streams: its output and its inputs, without the one-value-per-partition operands of a tensor_scalar."
+    return (ins.dst,) + (tuple(ins.srcs[:1]) if ins.op in ('tensor_scalar', 'activation') else tuple(ins.srcs))
 
 def perf_mode_lift(ins: Instruction) -> float:
     "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
-    ops = (ins.dst,) + tuple(ins.srcs)
+    ops = _streamed(ins)
     two_byte = all(a.dtype in ('bfloat16', 'float16') for a in ops)
     if ins.op == 'tensor_tensor':
         return 2.0 if two_byte and all(s.buffer == 'sbuf' for s in ins.srcs) else 1.0
-    if ins.op == 'tensor_copy' and two_byte:
+    if ins.op in ('tensor_copy', 'tensor_scalar') and two_byte:
         in_sbuf, inner = all(a.buffer == 'sbuf' for a in ops), all(_inner_contiguous(a) for a in ops)
         if in_sbuf and inner: return 4.0
         if in_sbuf or inner: return 2.0                       # not contiguous, or one side in PSUM
@@ -146,15 +241,20 @@ def perf_mode_lift(ins: Instruction) -> float:
 
 def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
-    ops = (ins.dst,) + tuple(ins.srcs)
-    if model.vector_elems_per_cycle[2] == model.partitions: c = isa_cycles(ins)        # trn1: the ISA table
-    elif model.vector_rates == 'modes': c = isa_cycles(ins) / perf_mode_lift(ins)       # trn1's table, lifted
+    ops, trn1 = _streamed(ins), model.vector_elems_per_cycle[2] == model.partitions
+    if trn1: c = isa_cycles(ins, model.step0_contiguous)                                          # the ISA table
+    elif model.vector_rates == 'modes': c = isa_cycles(ins, model.step0_contiguous) / perf_mode_lift(ins)  # lifted
     else:                                          # 'widths': the widest operand's data-path width, inputs sharing it
         c = ins.free_elems / model.lanes(max(_bytes_of(a) for a in ops))
-        if ins.op == 'tensor_tensor': c *= model.two_input_factor
+        if ins.op in ('tensor_tensor', 'tensor_tensor_scan'): c *= model.two_input_factor
     if any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
         c *= 2                                                            # a wide innermost step: half the bandwidth
     return c
+
+def scalar_cycles(ins: Instruction, model: CostModel) -> float:
+    "Streaming cycles on the Scalar engine: N for N elements per partition (128 lanes on every target), halved bandwidth as above."
+    wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
+    return ins.free_elems * (2 if wide else 1)
 
 def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
@@ -163,6 +263,7 @@ def pe_cycles(ins: Instruction, model: CostModel) -> float:
         return ins.free_elems / model.pe_columns_per_cycle * (model.pe_fp32_factor if fp32 else 1)
     return ins.partitions / model.pe_columns_per_cycle * (model.pe_transpose_fp32_factor if fp32 else 1)  # transpose
 
+# %% ../nbs/14_cost_model.ipynb #774d3ef5
 @dataclass(frozen=True)
 class Cost:
     "One instruction's time: its engine is busy `fixed_ns` + `stream_ns`; its result is ready `latency_ns` after that."
@@ -178,23 +279,32 @@ class Cost:
 
 def dma_lanes(ins: Instruction, model: CostModel) -> int:
     "How many DMA engines share transfer `ins`: one per 8 partitions touched, at most `model.dma_engines`."
-    return max(1, min(model.dma_engines, -(-ins.partitions // model.dma_partitions_per_engine)))
+    return max(1, min(model.dma_engines, div_ceil(ins.partitions, model.dma_partitions_per_engine)))
 
+def fixed_cycles(ins: Instruction, model: CostModel, stream: float, dependent=False) -> float:
+    "Fixed cycles of a compute instruction: its access start, the static overhead if `penalty_rule` charges it, the floor."
+    small = ins.free_elems < model.small_elems
+    charged = {'dependent': dependent, 'small dependent': dependent and small,
+               'dependent or small': dependent or small}[model.penalty_rule]
+    fixed = (model.pe_access_start if ins.op in PE_OPS else model.access_start) + (model.dependent_penalty if charged else 0)
+    return fixed + max(0, model.min_ii - fixed - stream)            # the initiation-interval floor counts as fixed time
+
+# %% ../nbs/14_cost_model.ipynb #7301fc37
 def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
     "Predicted time of `ins` on `target`; `dependent`: it reads what the previous instruction on its engine wrote."
-    m = cost_model(target)
+    if not isinstance(ins, Instruction): raise SimulatorTypeError(f"ins must be an Instruction of a trace, got ins={shown(ins)}")
+    m, dependent = cost_model(target), check_bool(dependent, 'dependent')
     if ins.engine == 'DMA':
         k, runs = dma_lanes(ins, m), dma_runs(ins)
         nbytes = ins.attrs.get('bytes', ins.partitions * ins.free_elems * dtype_bytes(ins.dtype))
-        return Cost(m.dma_fixed_ns + runs * m.dma_run_ns / k, nbytes / (k * m.dma_engine_gbps), k, runs,  # B/(GB/s) = ns
-                    m.dma_latency_ns)
-    if ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
-    elif ins.op in PE_OPS: stream = pe_cycles(ins, m)
-    else: raise SimulatorError(f"instruction_cost: no cost rule for op={ins.op!r} on engine {ins.engine!r}")
-    fixed = m.access_start + (m.dependent_penalty if dependent else 0)
-    fixed += max(0, m.min_ii - fixed - stream)          # the initiation-interval floor counts as fixed time
+        return Cost(m.dma_issue_ns + m.dma_fixed_ns + runs * m.dma_run_ns / k, nbytes / (k * m.dma_engine_gbps),
+                    k, runs, m.dma_latency_ns)                                                   # B/(GB/s) = ns
+    if ins.engine == 'Vector' and ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
+    elif ins.engine == 'Scalar' and ins.op in SCALAR_OPS: stream = scalar_cycles(ins, m)
+    elif ins.engine == PE_ARRAY and ins.op in PE_OPS: stream = pe_cycles(ins, m)
+    else: raise NotModelledError(f"instruction_cost: no cost rule for op={ins.op!r} on engine {ins.engine!r}")
     ghz = m.clock_ghz[ins.engine]
-    return Cost(fixed / ghz, stream / ghz)
+    return Cost(fixed_cycles(ins, m, stream, dependent) / ghz, stream / ghz)
 
 # %% ../nbs/14_cost_model.ipynb #09ddc4b0
 @dataclass
@@ -282,10 +392,16 @@ class Schedule:
         return (f"Schedule({self.model.target}: {len(self.slots)} instructions{where}, {self.total_ns / 1e3:.2f} us; "
                 f"{'summed over programs: ' if progs > 1 else ''}{parts})")
 
+# %% ../nbs/14_cost_model.ipynb #de001d03
+def _instructions(tr) -> list:
+    "The instructions of trace `tr` (a `Trace`, or a list or tuple of its `Instruction`s)."
+    if isinstance(tr, Trace): return tr.instructions
+    if isinstance(tr, (list, tuple)) and all(isinstance(i, Instruction) for i in tr): return list(tr)
+    raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...) or a list of its instructions, got tr={shown(tr)}")
+
 def schedule(tr, target='trn1') -> Schedule:
     "Place every instruction of trace `tr` on its engine in program order, respecting address-range dependencies."
-    m = cost_model(target)
-    ins_list = tr.instructions if isinstance(tr, Trace) else list(tr)
+    m, ins_list = cost_model(target), _instructions(tr)
     hz, free = _Hazards(), defaultdict(float)              # (pid, engine[, lane]) -> time it frees up
     last_on = {}                                           # (pid, engine) -> index of its previous instruction
     slots = []
@@ -311,7 +427,7 @@ def schedule(tr, target='trn1') -> Schedule:
 
 def predict(tr, target='trn1', **changes) -> Schedule:
     "Predicted schedule of trace `tr` on `target` (with `cost_model` `changes`); `.total_ns` / `.seconds`: the time."
-    return schedule(tr, cost_model(target, **changes))
+    with errors_from('predict'): return schedule(tr, cost_model(target, **changes))
 
 # %% ../nbs/14_cost_model.ipynb #827df15c
 OP_COLOURS = {'tensor_tensor': 'tab:blue', 'tensor_reduce': 'tab:orange', 'memset': 'tab:gray', 'tensor_copy': 'tab:olive',

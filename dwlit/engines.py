@@ -6,9 +6,12 @@ Docs: https://dwlit.github.io/dwlit/engine_question.html.md"""
 
 # %% ../nbs/15_engine_question.ipynb #1bc73bda
 from __future__ import annotations
+import contextlib
+from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from .checks import SimulatorError
+from .checks import SimulatorError, check_int, check_choice, errors_from
+from . import tiling
 from .memory import DTYPES
 from . import language as nl, isa as nisa
 from .language import kernel
@@ -19,10 +22,12 @@ from .proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_mat
 from .cost import predict
 
 # %% auto #0
-__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'CONTENDERS', 'COLOURS', 'MAP_TARGETS', 'MAP_DTYPES',
-           'VARIANTS', 'conv1d_depthwise_diagonal_pe', 'depthwise1d_reference', 'depthwise2d_reference',
-           'conv2d_depthwise_diagonal_pe', 'conv1d_depthwise_implicit_gemm', 'conv2d_depthwise_packed_vector',
-           'contender_trace', 'EngineMap', 'engine_map', 'plot_engine_map', 'win_counts', 'win_table', 'sensitivity']
+__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'COLOURS', 'DESIGNS',
+           'MAP_TARGETS', 'MAP_DTYPES', 'VARIANTS', 'conv1d_depthwise_diagonal_pe', 'depthwise1d_reference',
+           'depthwise2d_reference', 'conv2d_depthwise_diagonal_pe', 'conv1d_depthwise_implicit_gemm',
+           'conv2d_depthwise_packed_vector', 'step_width', 'designs', 'contender_trace', 'EngineMap', 'engine_map',
+           'plot_engine_map', 'design_side', 'on_target', 'Robustness', 'robustness', 'sensitivity', 'win_counts',
+           'win_table', 'verdict', 'verdict_lines']
 
 # %% ../nbs/15_engine_question.ipynb #547a0ef3
 PSUM_BANK = 512                  # fp32 elements per partition in one PSUM bank (nl.tile_size.psum_fmax)
@@ -30,10 +35,9 @@ PSUM_BANKS = 8                   # 16 KiB of PSUM per partition
 DIAG_BUDGET_BYTES = 96 * 1024    # SBUF bytes per partition for the diagonal weights (our choice: half of trn1's 192 KiB)
 
 def _diagonals(diag, identity, f_sb, cc, taps_per_row, taps):
-    "diag[:, j, :] = identity * f_sb[:, taps[j]], one Vector multiply per tap: the (C_in, C_out) stationary of each tap."
-    for j, k in enumerate(taps):
-        nisa.tensor_tensor(dst=diag[:cc, j, :cc], data1=identity[:cc, :cc],
-                           data2=f_sb.ap([[taps_per_row, cc], [0, cc]], offset=k), op=nl.multiply)
+    "diag[:, j, :] = identity * f_sb[:, taps[j]], one Vector tensor_scalar per tap: the (C_in, C_out) stationary of each tap."
+    for j, k in enumerate(taps):                     # the ISA reference's instruction for a per-partition multiply
+        nisa.tensor_scalar(dst=diag[:cc, j, :cc], data=identity[:cc, :cc], op0=nl.multiply, operand0=f_sb[:cc, k:k + 1])
 
 @kernel
 def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
@@ -211,9 +215,12 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
 
 # %% ../nbs/15_engine_question.ipynb #4abdc88a
 @kernel
-def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0))):
-    "2D depthwise f01b x o01i -> bf01 on the Vector engine, rows packed: per tap one multiply, then one reduce."
+def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0)), multiply='tensor_tensor', scalar_every=0):
+    "2D depthwise f01b x o01i -> bf01, rows packed: per tap one multiply (every `scalar_every`-th on Scalar), then one reduce."
     who = 'conv2d_depthwise_packed_vector'
+    with errors_from(who):
+        check_choice(multiply, 'multiply', ('tensor_tensor', 'tensor_scalar')); check_int(scalar_every, 'scalar_every', minimum=0)
+        if scalar_every and multiply != 'tensor_scalar': raise SimulatorError("scalar_every needs multiply='tensor_scalar'")
     C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W = _conv2d_sizes(img, filter, padding, who)
     K, dt = k_H * k_W, img.dtype
     rows = max(1, PSUM_BANK // out_W)               # output rows per multiply: as many as the identity variant packs
@@ -232,9 +239,14 @@ def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0))):
                 for kh in range(k_H):
                     for kw in range(k_W):
                         k = kh * k_W + kw
-                        nisa.tensor_tensor(dst=prod.ap([[K * span, cc], [out_W, r], [1, out_W]], offset=k * span),
-                                           data1=image.ap([[pad_H * pad_W, cc], [pad_W, r], [1, out_W]], offset=(row + kh) * pad_W + kw),
-                                           data2=f_sb.ap([[K, cc], [0, r], [0, out_W]], offset=k), op=nl.multiply)
+                        dst = prod.ap([[K * span, cc], [out_W, r], [1, out_W]], offset=k * span)
+                        data = image.ap([[pad_H * pad_W, cc], [pad_W, r], [1, out_W]], offset=(row + kh) * pad_W + kw)
+                        if multiply == 'tensor_tensor':          # the filter value broadcast with step 0
+                            nisa.tensor_tensor(dst=dst, data1=data, data2=f_sb.ap([[K, cc], [0, r], [0, out_W]], offset=k), op=nl.multiply)
+                        else:                                    # one value per partition, on Vector or Scalar
+                            on_scalar = scalar_every and k % scalar_every == scalar_every - 1
+                            nisa.tensor_scalar(dst=dst, data=data, op0=nl.multiply, operand0=f_sb[:cc, k:k + 1],
+                                               engine=nisa.engine.scalar if on_scalar else nisa.engine.vector)
                 res = nl.ndarray((128, span), dtype=dt, buffer=nl.sbuf)
                 nisa.tensor_reduce(dst=res[:cc, :r * out_W], op=nl.add,                      # the taps, in one reduce
                                    data=prod.ap([[K * span, cc], [1, r * out_W], [span, K]]), axis=2)
@@ -243,17 +255,51 @@ def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0))):
     return out
 
 # %% ../nbs/15_engine_question.ipynb #897b80e9
+STEP_WIDTHS = (512, 1024, 2048)   # the 1D Vector step: the original's 512 (PACK) and two wider ones
+
+@contextlib.contextmanager
+def step_width(width):
+    "Run the 1D entry point with `width` instead of 512 as its target elements per instruction (chapter 14's sweep)."
+    old, tiling.PACK = tiling.PACK, check_int(width, 'width', minimum=1)
+    try: yield
+    finally: tiling.PACK = old
+
+def _vector_1d(width):
+    "The 1D entry point, run with step `width`."
+    def run(img, f, out):
+        with step_width(width): return conv1d_depthwise_bf01_oi01_bf01(img, f, ((0, 0), (0, 0)), out_shape=out)
+    return run
+
+# %% ../nbs/15_engine_question.ipynb #e52b1ca5
+_packed = lambda **kw: lambda img, f, out: conv2d_depthwise_packed_vector(img, f, **kw)
 CONTENDERS = {
-    '1D': {'Vector (original)': lambda img, f, out: conv1d_depthwise_bf01_oi01_bf01(img, f, ((0, 0), (0, 0)), out_shape=out),
+    '1D': {'Vector (original)': _vector_1d(512),
+           **{f'Vector, step {w}': _vector_1d(w) for w in STEP_WIDTHS[1:]},
            'PE, diagonal weights': lambda img, f, out: conv1d_depthwise_diagonal_pe(img, f, ((0, 0), (0, 0)), out),
            'PE, implicit GEMM': lambda img, f, out: conv1d_depthwise_implicit_gemm(img, f, ((0, 0), (0, 0)), out)},
     '2D': {'Vector (original)': lambda img, f, out: conv2d_depthwise_f01b_o01i_bf01(img, f, ((0, 0), (0, 0))),
-           'Vector, rows packed': lambda img, f, out: conv2d_depthwise_packed_vector(img, f),
+           'Vector, rows packed': _packed(),
+           'packed, tensor_scalar': _packed(multiply='tensor_scalar'),
+           **{f'packed, tensor_scalar, 1/{n} on Scalar': _packed(multiply='tensor_scalar', scalar_every=n) for n in (4, 2)},
            'PE, diagonal weights': lambda img, f, out: conv2d_depthwise_diagonal_pe(img, f),
            'PE, identity sum (older variant)': lambda img, f, out: conv2d_depthwise_identity_matmul(img, f)}}
-COLOURS = {'Vector (original)': 'tab:blue', 'Vector, rows packed': 'tab:cyan', 'PE, diagonal weights': 'tab:red',
-           'PE, implicit GEMM': 'tab:orange', 'PE, identity sum (older variant)': 'tab:pink'}
+TUNED = {'Vector, step tuned': tuple(['Vector (original)'] + [f'Vector, step {w}' for w in STEP_WIDTHS[1:]]),
+         'Vector/Scalar, tensor_scalar': ('packed, tensor_scalar', 'packed, tensor_scalar, 1/4 on Scalar',
+                                          'packed, tensor_scalar, 1/2 on Scalar')}
+COLOURS = {'Vector (original)': 'tab:blue', 'Vector, step tuned': 'tab:purple', 'Vector, rows packed': 'tab:cyan',
+           'Vector/Scalar, tensor_scalar': 'tab:green', 'PE, diagonal weights': 'tab:red', 'PE, implicit GEMM': 'tab:orange',
+           'PE, identity sum (older variant)': 'tab:pink'}
 
+DESIGNS = {'1D': ('Vector (original)', 'Vector, step tuned', 'PE, diagonal weights', 'PE, implicit GEMM'),
+           '2D': ('Vector (original)', 'Vector, rows packed', 'Vector/Scalar, tensor_scalar', 'PE, diagonal weights',
+                  'PE, identity sum (older variant)')}
+
+def designs(kind) -> tuple:
+    "The designs a map of `kind` races (a tuned design stands for its alternatives in `TUNED`)."
+    if kind not in DESIGNS: raise SimulatorError(f"kind must be one of {sorted(DESIGNS)}, got kind={kind!r}")
+    return DESIGNS[kind]
+
+# %% ../nbs/15_engine_question.ipynb #ec221dc5
 def contender_trace(kind, name, size, width, dtype='float32', C=128, N=1, out_H=8, check=False, seed=0) -> Trace:
     "Trace of contender `name` on a valid convolution: 1D W_f=size, W_out=width; 2D a size x size kernel, out_W=width."
     if kind not in CONTENDERS: raise SimulatorError(f"kind must be one of {sorted(CONTENDERS)}, got kind={kind!r}")
@@ -283,49 +329,62 @@ class EngineMap:
     kind: str
     sizes: tuple
     widths: tuple
-    names: tuple
-    traces: dict = field(repr=False)          # (name, size, width, dtype) -> Trace
+    names: tuple                              # the designs raced (a tuned design stands for its alternatives)
+    traces: dict = field(repr=False)          # (contender, size, width, dtype) -> Trace
     _times: dict = field(default_factory=dict, repr=False)
 
-    def times(self, target, dtype, **changes) -> np.ndarray:
-        "Predicted ns, shape (names, sizes, widths), on `target` with the cost-model `changes` (kept once computed)."
-        key = (target, dtype, tuple(sorted(changes.items())))
+    def priced(self, contender, target, dtype, **changes) -> np.ndarray:
+        "Predicted ns of one traced contender, shape (sizes, widths), on `target` with the cost-model `changes`."
+        key = (contender, target, dtype, tuple(sorted(changes.items())))
         if key not in self._times:
-            self._times[key] = np.array([[[predict(self.traces[(n, s, w, dtype)], target, **changes).total_ns
-                                           for w in self.widths] for s in self.sizes] for n in self.names])
+            self._times[key] = np.array([[predict(self.traces[(contender, s, w, dtype)], target, **changes).total_ns
+                                          for w in self.widths] for s in self.sizes])
         return self._times[key]
 
+    def choice(self, name, target, dtype, **changes) -> str:
+        "The contender design `name` runs as: itself, or for a tuned design its alternative of least geometric-mean time."
+        alts = TUNED.get(name, (name,))
+        return min(alts, key=lambda a: np.log(self.priced(a, target, dtype, **changes)).mean())
+
+    def times(self, target, dtype, **changes) -> np.ndarray:
+        "Predicted ns, shape (names, sizes, widths), of every design."
+        return np.stack([self.priced(self.choice(n, target, dtype, **changes), target, dtype, **changes) for n in self.names])
+
     def winners(self, target, dtype, **changes):
-        "(index of the fastest contender, runner-up time / fastest time), each of shape (sizes, widths)."
+        "(index of the fastest design, runner-up time / fastest time), each of shape (sizes, widths)."
         t = self.times(target, dtype, **changes)
         order = np.sort(t, axis=0)
         return t.argmin(axis=0), order[1] / order[0]
 
 def engine_map(kind, sizes, widths, dtypes=MAP_DTYPES, names=None, check=True) -> EngineMap:
     "Run (and check) every contender of `kind` on each (size, width) and dtype; 1D: (W_f, W_out), 2D: (k, out_W)."
-    names = tuple(names or CONTENDERS[kind])
+    names = tuple(names or designs(kind))
+    traced = [a for n in names for a in TUNED.get(n, (n,))]
     traces = {(n, s, w, d): contender_trace(kind, n, s, w, d, check=check)
-              for d in dtypes for s in sizes for w in widths for n in names}
+              for d in dtypes for s in sizes for w in widths for n in dict.fromkeys(traced)}
     return EngineMap(kind, tuple(sizes), tuple(widths), names, traces)
 
 # %% ../nbs/15_engine_question.ipynb #fd3dd6c1
-def plot_engine_map(em: EngineMap, title, targets=MAP_TARGETS, dtypes=MAP_DTYPES, **changes):
-    "One panel per dtype (rows) and target (columns): the fastest design per shape, and its lead over the runner-up."
+def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=MAP_DTYPES):
+    "One panel per dtype and target: the fastest design per shape, its lead; with `rob`, hatched where a variant flips the engine."
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap, to_rgb
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch, Rectangle
     cmap = ListedColormap([COLOURS[n] for n in em.names])
-    fig, axs = plt.subplots(len(dtypes), len(targets), figsize=(9, 1.2 + 2.4 * len(dtypes)), squeeze=False)
+    fig, axs = plt.subplots(len(dtypes), len(targets), figsize=(9, 1.2 + 2.2 * len(dtypes)), squeeze=False)
     size_label, width_label = ('W_f (taps)', 'W_out') if em.kind == '1D' else ('k (k x k kernel)', 'out_W')
     for i, d in enumerate(dtypes):
         for j, tg in enumerate(targets):
             ax = axs[i][j]
-            win, lead = em.winners(tg, d, **changes)
+            win, lead = em.winners(tg, d)
             ax.imshow(win, cmap=cmap, vmin=-0.5, vmax=len(em.names) - 0.5, aspect='auto', origin='lower')
             for (a, b), v in np.ndenumerate(lead):      # dark text on the light colours, white on the dark ones
                 rgb = np.array(to_rgb(COLOURS[em.names[win[a, b]]]))
-                ax.text(b, a, f"{v:.1f}x", ha='center', va='center', fontsize=8,
-                        color='black' if rgb @ (0.3, 0.59, 0.11) > 0.55 else 'white')
+                ink = 'black' if rgb @ (0.3, 0.59, 0.11) > 0.55 else 'white'
+                if rob is not None and not rob[(tg, d)].engine_robust[a, b]:
+                    ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch='///', edgecolor=ink, lw=0))
+                ax.text(b, a, f"{v:.2f}x", ha='center', va='center', fontsize=8, color=ink,
+                        bbox=dict(facecolor=COLOURS[em.names[win[a, b]]], edgecolor='none', pad=1))
             ax.set_xticks(range(len(em.widths)), em.widths, fontsize=8)
             ax.set_yticks(range(len(em.sizes)), em.sizes, fontsize=8)
             ax.set_title(f"{tg}, {d}", fontsize=9)
@@ -336,6 +395,64 @@ def plot_engine_map(em: EngineMap, title, targets=MAP_TARGETS, dtypes=MAP_DTYPES
     fig.suptitle(title, fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
+
+# %% ../nbs/15_engine_question.ipynb #f67ad07f
+VARIANTS = {   # every ASSUMED field of chapter 14's model: {label: changes}, other plausible values
+    'access_start': {'0 cycles (engines hide it)': dict(access_start=0)},
+    'pe_access_start': {"0: the guide's max(N, 64)": dict(pe_access_start=0)},
+    'penalty_rule': {'never (penalty 0)': dict(dependent_penalty=0), "'dependent or small'": dict(penalty_rule='dependent or small')},
+    'step0_contiguous': {'a broadcast counts as contiguous': dict(step0_contiguous=True)},
+    'narrow_stride_bytes': {'no 16-byte rule on trn2/trn3': dict(narrow_stride_bytes=10 ** 9, on=('trn2', 'trn3'))},
+    'pe_transpose_fp32_factor': {'4 on trn3 (no transpose mode)': dict(pe_transpose_fp32_factor=4.0, on=('trn3',))},
+    'dma_fixed_ns': {'50 ns': dict(dma_fixed_ns=50), '300 ns': dict(dma_fixed_ns=300)},
+    'dma_run_ns': {'0 ns': dict(dma_run_ns=0), '64 ns': dict(dma_run_ns=64)},
+    'dma_latency_ns': {'0': dict(dma_latency_ns=0), '4 µs': dict(dma_latency_ns=4000)},
+    'dma_issue_ns': {'600 ns': dict(dma_issue_ns=600)},
+    'vector_rates': {"'modes' (stricter)": dict(vector_rates='modes', on=('trn2', 'trn3'))},
+    'two_input_factor': {'1 (each input at full width)': dict(two_input_factor=1.0, on=('trn2', 'trn3'))}}
+
+def design_side(name) -> str:
+    "'PE' for a PE-array design, 'Vector' for a Vector-engine one."
+    return 'PE' if name.startswith('PE') else 'Vector'
+
+def on_target(changes, target) -> dict:
+    "The cost-model `changes` of a variant on `target` (none where its `on` leaves the target out)."
+    return {k: v for k, v in changes.items() if k != 'on'} if target in changes.get('on', MAP_TARGETS) else {}
+
+# %% ../nbs/15_engine_question.ipynb #f326b4c6
+@dataclass
+class Robustness:
+    "Per cell of one target and dtype: the winner as in chapter 14, under every variant, and which fields change it."
+    base: np.ndarray                 # (sizes, widths): index of the winning design
+    by_variant: dict                 # (field, label) -> (sizes, widths) winners
+    deciders: np.ndarray             # per cell, the fields whose variants change the winning design
+    engine_deciders: np.ndarray      # per cell, the fields whose variants change the winner's engine (Vector or PE)
+    @property
+    def robust(self) -> np.ndarray: return np.vectorize(len)(self.deciders) == 0
+    @property
+    def engine_robust(self) -> np.ndarray: return np.vectorize(len)(self.engine_deciders) == 0
+
+def robustness(em: EngineMap, variants=VARIANTS) -> dict:
+    "{(target, dtype): Robustness}: every cell's winner under every variant of `variants`, one field at a time."
+    pe, out = np.array([design_side(n) == 'PE' for n in em.names]), {}
+    for tg in MAP_TARGETS:
+        for d in MAP_DTYPES:
+            base = em.winners(tg, d)[0]
+            by = {(f, lab): em.winners(tg, d, **on_target(ch, tg))[0] for f, vs in variants.items() for lab, ch in vs.items()}
+            cells = lambda differ: np.array([[frozenset(f for (f, _), w in by.items() if differ(w[i, j], base[i, j]))
+                                              for j in range(base.shape[1])] for i in range(base.shape[0])], dtype=object)
+            out[(tg, d)] = Robustness(base, by, cells(lambda a, b: a != b), cells(lambda a, b: pe[a] != pe[b]))
+    return out
+
+# %% ../nbs/15_engine_question.ipynb #cf994f2e
+def sensitivity(em: EngineMap, rob: dict) -> dict:
+    "{(field, label): (cells whose winner the variant changes, cells the PE designs win under it, cells in all)}."
+    pe = np.array([design_side(n) == 'PE' for n in em.names])
+    out = {}
+    for v in next(iter(rob.values())).by_variant:
+        changed = sum(int((r.by_variant[v] != r.base).sum()) for r in rob.values())
+        out[v] = (changed, sum(int(pe[r.by_variant[v]].sum()) for r in rob.values()), sum(r.base.size for r in rob.values()))
+    return out
 
 # %% ../nbs/15_engine_question.ipynb #907c8830
 def win_counts(em: EngineMap, targets=MAP_TARGETS, dtypes=MAP_DTYPES, **changes) -> dict:
@@ -353,19 +470,23 @@ def win_table(em: EngineMap, **changes) -> str:
     head = "| target | dtype | " + ' | '.join(em.names) + " |\n|---|---|" + "---|" * len(em.names)
     return head + '\n' + '\n'.join(f"| {tg} | {d} | " + ' | '.join(str(c[n]) for n in em.names) + " |" for (tg, d), c in wc.items())
 
-# %% ../nbs/15_engine_question.ipynb #f67ad07f
-VARIANTS = {'as in chapter 14': {},
-            'DMA latency 0 (not 2 µs)': dict(dma_latency_ns=0),
-            'DMA run 0 ns (not 16)': dict(dma_run_ns=0),
-            'DMA run 64 ns (not 16)': dict(dma_run_ns=64),
-            "Vector rates: 'modes' (stricter)": dict(vector_rates='modes'),
-            "'widths', each input at the full width": dict(two_input_factor=1.0),
-            'no 16-byte stride rule': dict(narrow_stride_bytes=10 ** 9),
-            'DMA: an engine per partition (not per 8)': dict(dma_partitions_per_engine=1)}
+# %% ../nbs/15_engine_question.ipynb #d5f1f224
+def verdict(em: EngineMap, rob: dict) -> dict:
+    "{(target, dtype): (cells, robust cells, engine-robust Vector wins, engine-robust PE wins, {field: cells whose engine it flips})}."
+    pe = np.array([design_side(n) == 'PE' for n in em.names])
+    out = {}
+    for key, r in rob.items():
+        settled, w_pe = r.engine_robust, pe[r.base]
+        moved = Counter(f for cell in r.engine_deciders.ravel() for f in cell)
+        out[key] = (settled.size, int(r.robust.sum()), int((settled & ~w_pe).sum()), int((settled & w_pe).sum()),
+                    dict(moved.most_common()))
+    return out
 
-def sensitivity(em: EngineMap, variants=VARIANTS) -> dict:
-    "{variant: (cells whose winner differs from the first variant's, cells a PE-array design wins, cells in all)}."
-    def winners(ch): return np.stack([em.winners(tg, d, **ch)[0] for tg in MAP_TARGETS for d in MAP_DTYPES])
-    base = winners(next(iter(variants.values())))
-    pe = np.array([n.startswith('PE') for n in em.names])
-    return {k: (int((winners(ch) != base).sum()), int(pe[winners(ch)].sum()), base.size) for k, ch in variants.items()}
+def verdict_lines(em: EngineMap, rob: dict) -> list:
+    "The verdict per target and dtype as Markdown bullets, every number formatted from `verdict`."
+    lines = []
+    for (tg, d), (n, k, v, p, moved) in verdict(em, rob).items():
+        why = ', '.join(f"`{f}` ({c})" for f, c in moved.items())
+        lines.append(f"- **{tg}, {d}**: {k} of {n} cells robust; the engine is the same under every variant in {v + p}: "
+                     f"the Vector designs win {v}, the PE designs {p}" + (f". The other {n - v - p} turn{'s' if n - v - p == 1 else ''} on {why}" if n - v - p else '') + '.')
+    return lines

@@ -269,8 +269,8 @@ def test_programs_run_in_parallel():
 
 def test_bad_input_errors():
     with pytest.raises(SimulatorError, match="target must be one of"): cost_model('trn9')
-    with pytest.raises(SimulatorError, match="vector_rates must be 'widths' or 'modes'"): cost_model('trn2', vector_rates=1)
-    with pytest.raises(SimulatorError, match="unknown field"): cost_model('trn2', speed=2)
+    with pytest.raises(SimulatorError, match="vector_rates must be one of 'widths', 'modes'"): cost_model('trn2', vector_rates=1)
+    with pytest.raises(SimulatorError, match="unknown cost-model field 'speed'"): cost_model('trn2', speed=2)
     with pytest.raises(ValueError, match="dtype must be"): dtype_bytes(object())
     assert dtype_bytes('bfloat16') == 2 and dtype_bytes('float32') == 4
     assert set(COST_MODELS) == {'trn1', 'trn2', 'trn3'}
@@ -336,3 +336,201 @@ def test_real_2d_schedules_keep_their_rules(C, H, W, N, kH, kW):
     with trace() as tr:
         conv2d_depthwise_f01b_o01i_bf01(np.ones((C, H, W, N), np.float32), np.ones((C, kH, kW, 1), np.float32), ((1, 0), (0, 1)))
     check_schedule(predict(tr, 'trn2'))
+
+
+# --- the conventions: every field marked, each varied field doing what its row says ---------------------------------
+
+def test_every_field_is_marked_cited_or_assumed_at_its_definition():
+    import inspect, re
+    import dwlit.cost
+    from dwlit.cost import CONVENTIONS, CostModel
+    fields = [f for f in CostModel.__dataclass_fields__ if f != 'target']
+    assert sorted(CONVENTIONS) == sorted(fields)
+    comments = dict(re.findall(r"^    (\w+): [^#\n]*# (CITED|ASSUMED)\b", inspect.getsource(dwlit.cost.CostModel), re.M))
+    assert {f: CONVENTIONS[f][0] for f in fields} == {f: comments.get(f) for f in fields}
+    assert all(s in ('CITED', 'ASSUMED') for s, _, _ in CONVENTIONS.values())
+    # every anchor named is an entry of the sources chapter
+    import json, pathlib
+    src = ''.join(''.join(c['source']) for c in json.loads(
+        (pathlib.Path(__file__).parent.parent / 'nbs' / '22_sources.ipynb').read_text())['cells'])
+    anchors = set(re.findall(r'<a id="([\w-]+)"></a>', src))
+    assert {a for _, aa, _ in CONVENTIONS.values() for a in aa.split()} <= anchors
+
+
+def _matmul_trace(N, dt=nl.bfloat16):
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 128), dt, buffer=nl.sbuf)
+        b = nl.ndarray((128, N), dt, buffer=nl.sbuf)
+        o = nl.ndarray((128, N), nl.float32, buffer=nl.psum)
+        nisa.memset(a, 1.0); nisa.memset(b, 1.0)
+        nisa.nc_matmul(o, a, b)
+        return x
+    return _trace(k, np.ones(1, np.float32)).instructions[-1]
+
+
+@pytest.mark.parametrize("N", [16, 64, 100, 500])
+def test_pe_access_start_zero_is_the_guides_max_n_64(N):
+    mm = _matmul_trace(N)
+    assert instruction_cost(mm, 'trn1').ns == pytest.approx(max(60 + N, 64) / 2.8)           # the default: 60 + N
+    assert instruction_cost(mm, cost_model('trn1', pe_access_start=0)).ns == pytest.approx(max(N, 64) / 2.8)
+    mm32 = _matmul_trace(N, nl.float32)
+    assert instruction_cost(mm32, cost_model('trn2', pe_access_start=0)).ns == pytest.approx(max(4 * N, 64) / 2.4)
+
+
+def test_access_start_and_penalty_rule():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        b = nl.ndarray((128, 300), nl.float32, buffer=nl.sbuf)
+        nisa.memset(a, 1.0); nisa.memset(b, 1.0)
+        nisa.tensor_tensor(a, a, a, nl.add)          # N=64 (small); not dependent: the memset before it wrote b
+        nisa.tensor_tensor(b, b, b, nl.add)          # N=300, not dependent on the previous (it wrote a)
+        nisa.tensor_tensor(b, b, b, nl.add)          # N=300, dependent
+        return x
+    tr = _trace(k, np.ones(1, np.float32))
+    def vec_ns(**ch): return [x.cost.ns * 1.12 for x in predict(tr, 'trn1', **ch).slots[2:]]
+    # streaming on trn1, fp32 tensor_tensor 2N: 128, 600, 600 cycles; the default charges 60 and, when dependent, 100
+    assert vec_ns() == pytest.approx([60 + 128, 60 + 600, 160 + 600])
+    assert vec_ns(access_start=0) == pytest.approx([128, 600, 100 + 600])
+    assert vec_ns(dependent_penalty=0) == pytest.approx([60 + 128, 60 + 600, 60 + 600])
+    assert vec_ns(penalty_rule='small dependent') == pytest.approx([60 + 128, 60 + 600, 60 + 600])
+    assert vec_ns(penalty_rule='dependent or small') == pytest.approx([160 + 128, 60 + 600, 160 + 600])
+
+
+def test_step0_contiguous_opens_the_bf16_fast_path():
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf)
+        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(a, 2.0); nisa.memset(f, 1.0)
+        nisa.tensor_tensor(a, a, f.ap([[3, 128], [0, 200]]), nl.multiply)
+        return x
+    mul = _trace(k, np.ones(1, np.float32)).instructions[-1]
+    assert instruction_cost(mul, 'trn1').stream_ns * 1.12 == pytest.approx(400)          # 2N: broadcast not contiguous
+    assert instruction_cost(mul, cost_model('trn1', step0_contiguous=True)).stream_ns * 1.12 == pytest.approx(200)
+
+
+def test_dma_issue_keeps_its_engines_busy():
+    @kernel
+    def load(x):
+        a = nl.ndarray((4, 4096), nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(a, x)
+        return x
+    ins = _trace(load, np.ones((4, 4096), nl.bfloat16)).instructions[0]
+    base = instruction_cost(ins, 'trn2')
+    assert base.busy_ns == pytest.approx(150 + 4 * 16 + 4 * 4096 * 2 / 27.2)              # the profiled 1416 ns load
+    assert instruction_cost(ins, cost_model('trn2', dma_issue_ns=600)).busy_ns == pytest.approx(base.busy_ns + 600)
+
+
+# --- argument checks of the cost model (each case below crashed or answered before the checks) ----------------------
+
+@kernel
+def _small(x):
+    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(a, x); nisa.memset(a, 0.0)
+    return x
+
+
+@pytest.fixture(scope='module')
+def small_trace():
+    return _trace(_small, np.ones((128, 64), np.float32))
+
+
+@pytest.mark.parametrize("changes,cls,message", [
+    (dict(partitions=0), SimulatorError, "predict: partitions must be >= 1, got partitions=0"),           # was ZeroDivisionError
+    (dict(dma_engine_gbps=0), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=0"),      # was ZeroDivisionError
+    (dict(dma_engine_gbps=-27.2), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=-27.2"),  # was a time
+    (dict(dma_partitions_per_engine=-8), SimulatorError, "dma_partitions_per_engine must be >= 1"),     # was a time
+    (dict(dma_fixed_ns=float('nan')), SimulatorError, "dma_fixed_ns must be a finite number, got dma_fixed_ns=nan"),  # was nan
+    (dict(dma_latency_ns=float('inf')), SimulatorError, "dma_latency_ns must be a finite number"),
+    (dict(clock_ghz={}), TypeError, "clock_ghz must be a dict with a rate for each of 'Tensor', 'Vector'"),  # was KeyError
+    (dict(clock_ghz=dict(Tensor=2.8, Vector=0, Scalar=1.4, GpSimd=1.4)), SimulatorError, "clock_ghz['Vector'] must be > 0"),
+    (dict(vector_elems_per_cycle={2: 512}), TypeError, "vector_elems_per_cycle must be a dict with a rate for each of 2, 4"),
+    (dict(access_start='60'), TypeError, "access_start must be a number (an int or a float), got access_start='60'"),
+    (dict(dependent_penalty=-100), SimulatorError, "dependent_penalty must be >= 0, got dependent_penalty=-100"),
+    (dict(step0_contiguous=1), TypeError, "step0_contiguous must be True or False"),
+    (dict(penalty_rule='always'), SimulatorError, "penalty_rule must be one of 'dependent', 'small dependent'"),
+    (dict(dma_engines=2.5), TypeError, "dma_engines must be an integer, got dma_engines=2.5"),
+    (dict(dma_speed=1), TypeError, "unknown cost-model field 'dma_speed'; the fields are clock_ghz, "),
+    (dict(partitons=128), TypeError, "unknown cost-model field 'partitons'"),                           # a typo is not ignored
+])
+def test_predict_refuses_bad_fields(small_trace, changes, cls, message):
+    with pytest.raises(cls) as e: predict(small_trace, 'trn1', **changes)
+    assert message in str(e.value) and isinstance(e.value, SimulatorError)
+
+
+@pytest.mark.parametrize("tr", ['abc', [1, 2], None, 3.5, {'instructions': []}, np.ones(3)])
+def test_predict_refuses_what_is_not_a_trace(tr):
+    with pytest.raises(TypeError, match=r"predict: tr must be a Trace .* or a list of its instructions, got tr="): predict(tr)
+
+
+def test_predict_takes_a_trace_or_its_instruction_list(small_trace):
+    assert predict(list(small_trace.instructions)).total_ns == predict(small_trace).total_ns > 0
+    assert predict([]).total_ns == 0.0
+
+
+@pytest.mark.parametrize("dtype", ['int4', 'int8', 'float64', 'fp32', np.int32, object, None])
+def test_pe_tflops_knows_its_dtypes(dtype):
+    with pytest.raises(SimulatorError, match="pe_tflops: dtype must be one of 'float32', 'float16', 'bfloat16'"):
+        pe_tflops(cost_model('trn2'), dtype)
+
+
+def test_pe_tflops_wants_a_model():
+    with pytest.raises(TypeError, match="pe_tflops: model must be a CostModel"): pe_tflops('trn2')
+    assert pe_tflops(cost_model('trn2'), nl.bfloat16) == pytest.approx(4 * pe_tflops(cost_model('trn2'), np.float32))
+
+
+def test_instruction_cost_checks_its_arguments(small_trace):
+    dma = small_trace.instructions[0]
+    with pytest.raises(TypeError, match="ins must be an Instruction"): instruction_cost('dma_copy')
+    with pytest.raises(TypeError, match="dependent must be True or False"): instruction_cost(dma, 'trn1', dependent='yes')
+    with pytest.raises(SimulatorError, match="target must be one of 'trn1', 'trn2', 'trn3'"): instruction_cost(dma, 'trn7')
+
+
+def test_a_hand_built_model_is_checked_too():
+    from dwlit.cost import CostModel
+    with pytest.raises(SimulatorError, match="dma_engine_gbps must be > 0"):
+        CostModel('mine', dict(Tensor=1, Vector=1, Scalar=1, GpSimd=1), {2: 128, 4: 128}, 0, 4.0)
+
+
+# --- tensor_scalar and the Scalar engine (the ISA reference: max(MIN_II, N) cycles on Vector or Scalar) -------------
+
+@kernel
+def _per_partition(x, dt):
+    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf)
+    f = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    o, q = nl.ndarray((128, 300), dt, buffer=nl.sbuf), nl.ndarray((128, 300), dt, buffer=nl.sbuf)
+    nisa.memset(a, 1.0); nisa.memset(f, 2.0)
+    nisa.tensor_scalar(o, a, nl.multiply, f)                                           # Vector
+    nisa.tensor_scalar(q, a, nl.multiply, f, engine=nisa.engine.scalar)                # Scalar
+    nisa.activation(q, nl.copy, a, scale=f)                                            # Scalar
+    return x
+
+
+@pytest.mark.parametrize("target,dt,vec,vec_modes,ghz_v,ghz_s", [
+    ('trn1', 'float32', 300, 300, 1.12, 1.4), ('trn1', 'bfloat16', 300, 300, 1.12, 1.4),
+    ('trn2', 'float32', 150, 300, 0.96, 1.2),        # 'widths': 256 fp32 lanes; 'modes': no lift for fp32
+    ('trn2', 'bfloat16', 75, 75, 0.96, 1.2),         # 512 lanes; the 4x mode (SBUF, 2-byte, contiguous)
+    ('trn3', 'bfloat16', 75, 75, 1.2, 1.2)])
+def test_tensor_scalar_and_activation_prices_by_hand(target, dt, vec, vec_modes, ghz_v, ghz_s):
+    tr = _trace(_per_partition, np.ones(1, np.float32), getattr(nl, dt))
+    ts_v, ts_s, act = tr.instructions[2:]
+    assert (ts_v.engine, ts_s.engine, act.engine) == ('Vector', 'Scalar', 'Scalar')
+    assert instruction_cost(ts_v, target).stream_ns == pytest.approx(vec / ghz_v)   # the fp32 scalar operand is not streamed
+    assert instruction_cost(ts_v, cost_model(target, vector_rates='modes')).stream_ns == pytest.approx(vec_modes / ghz_v)
+    for i in (ts_s, act):                                                               # Scalar: 128 lanes, N cycles
+        assert instruction_cost(i, target).ns == pytest.approx((60 + 300) / ghz_s)
+    s = predict(tr, target)
+    assert s.slots[3].start_ns < s.slots[2].end_ns          # Vector and Scalar work side by side (both only read a, f)
+
+
+def test_engines_without_a_cost_rule_are_refused():
+    from dwlit.checks import NotModelledError
+    @kernel
+    def k(x):
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        nisa.memset(a, 0.0, engine=nisa.engine.gpsimd)
+        return x
+    (ms,) = _trace(k, np.ones(1, np.float32)).instructions
+    with pytest.raises(NotModelledError, match="no cost rule for op='memset' on engine 'GpSimd'"): instruction_cost(ms)

@@ -6,10 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import trace, SimulatorError
-from dwlit.cost import predict
+from dwlit.cost import predict, cost_model
 from dwlit.engines import (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe,
                            conv2d_depthwise_packed_vector, depthwise1d_reference, depthwise2d_reference, contender_trace,
-                           engine_map, win_counts, sensitivity, CONTENDERS, VARIANTS, DIAG_BUDGET_BYTES)
+                           engine_map, win_counts, sensitivity, CONTENDERS, VARIANTS, DIAG_BUDGET_BYTES, TUNED,
+                           robustness, verdict, verdict_lines, on_target, step_width, designs)
 
 
 def _loop_ref_1d(img, filt, pad):
@@ -102,9 +103,68 @@ def test_map_counts_and_sensitivity():
     t_vec = predict(em.traces[('Vector (original)', 3, 32, 'float32')], 'trn1').total_ns
     t_pe = predict(em.traces[('PE, diagonal weights', 3, 32, 'float32')], 'trn1').total_ns
     assert em.winners('trn1', 'float32')[0][0, 1] == (0 if t_vec < t_pe else 1)
-    sens = sensitivity(em, {'base': {}, 'same': {}, 'PE 1000x slower': dict(pe_columns_per_cycle=0.001)})
-    assert sens['base'][0] == sens['same'][0] == 0 and sens['PE 1000x slower'][1] == 0
-    assert list(VARIANTS)[0] == 'as in chapter 14' and VARIANTS['as in chapter 14'] == {}
+    rob = robustness(em, {'same': {'nothing': {}}, 'slow PE': {'1000x': dict(pe_columns_per_cycle=0.001)}})
+    sens = sensitivity(em, rob)
+    assert sens[('same', 'nothing')][0] == 0 and sens[('slow PE', '1000x')][1] == 0
+    assert all(r.deciders[i, j] <= {'slow PE'} for r in rob.values() for i in range(1) for j in range(2))
+    assert all(r.engine_robust[i, j] or r.engine_deciders[i, j] == {'slow PE'} for r in rob.values() for i in range(1) for j in range(2))
+
+
+def test_every_assumed_convention_is_varied():
+    from dwlit.cost import CONVENTIONS, CostModel
+    assumed = {f for f, (s, _, _) in CONVENTIONS.items() if s == 'ASSUMED'}
+    assert set(VARIANTS) == assumed
+    for f, vs in VARIANTS.items():
+        for ch in vs.values():
+            fields = set(ch) - {'on'}
+            assert fields <= set(CostModel.__dataclass_fields__) and (f in fields or f == 'penalty_rule')
+            for tg in ('trn1', 'trn2', 'trn3'): cost_model(tg, **on_target(ch, tg))      # every variant is a valid model
+
+
+def _recount(em, variants):
+    """(cells, robust, engine-robust Vector wins, engine-robust PE wins, {field: cells whose engine it flips}) per
+    (target, dtype), from predict() on the traces directly; a tuned design takes the alternative of least mean log time."""
+    def times(tg, d, ch):
+        t = {n: np.array([[predict(em.traces[(n, s, w, d)], tg, **ch).total_ns for w in em.widths] for s in em.sizes])
+             for n in {a for k in em.names for a in TUNED.get(k, (k,))}}
+        return np.stack([min((t[a] for a in TUNED.get(k, (k,))), key=lambda x: np.log(x).mean()) for k in em.names])
+    pe = np.array([n.startswith('PE') for n in em.names])
+    out = {}
+    for tg in ('trn1', 'trn2', 'trn3'):
+        for d in ('float32', 'bfloat16'):
+            base = times(tg, d, {}).argmin(0)
+            wins = {f: [times(tg, d, on_target(ch, tg)).argmin(0) for ch in vs.values()] for f, vs in variants.items()}
+            flips = {f: np.any([pe[w] != pe[base] for w in ws], axis=0) for f, ws in wins.items()}
+            robust = np.all([w == base for ws in wins.values() for w in ws], axis=0)
+            settled = ~np.any(list(flips.values()), axis=0)
+            moved = {f: int(m.sum()) for f, m in flips.items() if m.any()}
+            out[(tg, d)] = (base.size, int(robust.sum()), int((settled & ~pe[base]).sum()), int((settled & pe[base]).sum()), moved)
+    return out
+
+
+@pytest.mark.parametrize("kind,sizes,widths", [('1D', (3, 31), (64, 512)), ('2D', (3, 5), (16, 64))])
+def test_verdict_matches_the_maps(kind, sizes, widths):
+    "The verdict's numbers, and the sentences made of them, against an independent recount from the traces."
+    import re
+    variants = {f: VARIANTS[f] for f in ('access_start', 'pe_access_start', 'vector_rates', 'dma_latency_ns')}
+    em = engine_map(kind, sizes, widths, check=False)
+    rob = robustness(em, variants)
+    got, want = verdict(em, rob), _recount(em, variants)
+    assert {k: v[:4] for k, v in got.items()} == {k: v[:4] for k, v in want.items()}
+    assert {k: sorted(v[4].items()) for k, v in got.items()} == {k: sorted(v[4].items()) for k, v in want.items()}
+    for line, (key, (n, k, v, p, moved)) in zip(verdict_lines(em, rob), want.items()):
+        got_k, got_n, s, got_v, got_p = map(int, re.search(r"(\d+) of (\d+) cells robust; the engine is the same under every "
+                                                         r"variant in (\d+): the Vector designs win (\d+), the PE designs (\d+)", line).groups())
+        assert (got_k, got_n, s, got_v, got_p) == (k, n, v + p, v, p) and f"**{key[0]}, {key[1]}**" in line
+        assert {f: int(c) for f, c in re.findall(r"`(\w+)` \((\d+)\)", line)} == moved
+
+
+@pytest.mark.slow
+def test_verdict_matches_the_maps_on_a_denser_grid():
+    em = engine_map('1D', (3, 7, 15, 31, 63, 127, 255), (64, 256, 1024), check=False)
+    variants = {f: VARIANTS[f] for f in ('pe_access_start', 'penalty_rule', 'vector_rates')}
+    got, want = verdict(em, robustness(em, variants)), _recount(em, variants)
+    assert {k: v[:4] for k, v in got.items()} == {k: v[:4] for k, v in want.items()}
 
 
 @pytest.mark.parametrize("dtype", ['float32', 'bfloat16'])
@@ -124,3 +184,22 @@ def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
                     if i.op in ('nc_matmul', 'nc_transpose'):
                         assert set(bufs) == {'sbuf'} and i.dst.buffer == 'psum', (name, str(i))
     assert ('tensor_copy', 'Vector', ('psum',), 'sbuf') in seen            # the check did meet PSUM operands
+
+
+def test_step_width_runs_the_same_kernel_wider_and_restores_it():
+    import dwlit.tiling as tiling
+    narrow = contender_trace('1D', 'Vector (original)', 3, 2000, check=True)
+    wide = contender_trace('1D', 'Vector, step 2048', 3, 2000, check=True)          # still checked against the reference
+    assert tiling.PACK == 512
+    mult = lambda tr: max(i.free_elems for i in tr.where(op='tensor_tensor'))
+    assert mult(narrow) == 171 * 3 and mult(wide) > 1000                                 # div_ceil(512, 3) positions x 3 taps
+    with pytest.raises(SimulatorError, match="width must be >= 1"):
+        with step_width(0): pass
+    assert tiling.PACK == 512
+
+
+def test_designs_fold_the_step_alternatives_into_one():
+    assert designs('1D') == ('Vector (original)', 'Vector, step tuned', 'PE, diagonal weights', 'PE, implicit GEMM')
+    assert designs('2D') == ('Vector (original)', 'Vector, rows packed', 'Vector/Scalar, tensor_scalar', 'PE, diagonal weights',
+                             'PE, identity sum (older variant)')
+    assert all(a in CONTENDERS[k] for k in ('1D', '2D') for n in designs(k) for a in TUNED.get(n, (n,)))
