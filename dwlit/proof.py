@@ -24,7 +24,8 @@ __all__ = ['INTRINSIC_ENGINE', 'ORIGINAL_COMPUTE_SITES', 'COMPUTE', 'CallSite', 
 
 # %% ../nbs/13_no_pe_array.ipynb #b2d20c8b
 INTRINSIC_ENGINE = {'tensor_tensor': 'Vector', 'tensor_reduce': 'Vector', 'memset': 'Vector', 'dve_transpose': 'Vector',
-                    'tensor_copy': 'Vector',
+                    'tensor_copy': 'Vector', 'tensor_scalar': 'Vector', 'tensor_tensor_scan': 'Vector',
+                    'activation': 'Scalar', 'iota': 'GpSimd',
                     'dma_copy': 'DMA', 'nc_matmul': PE_ARRAY, 'nc_transpose': PE_ARRAY}
 
 # %% ../nbs/13_no_pe_array.ipynb #3d3b05ed
