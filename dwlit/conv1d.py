@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from .checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_shape, check_padding,
                           check_unit, errors_from, MAX_HBM_BYTES)
-from .memory import current_core, as_dtype, check_tensor, TARGETS
+from .memory import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS
 from .language import kernel
 from . import language as nl, isa as nisa
 from .tiling import C_TILE_SIZE, PACK, div_ceil, program_tiles, chunk_positions, dispatch_decision
@@ -79,7 +79,7 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
         if (oN, oC, K1) != (N, C_out, W_out):
             raise SimulatorError(f"{out_arg} must be (N, C, 1, W_out) = {(N, C_out, 1, W_out)} with W_out = W_padding_l + W + "
                                  f"W_padding_r - W_f + 1, got {out_arg}={(oN, oC, K0, K1)}")
-        dt = as_dtype(img_dtype, 'img.dtype')
+        dt = kernel_dtype(img_dtype, 'img.dtype')
         for arg, d in (('filter.dtype', filter_dtype), ('out.dtype', out_dtype)):
             if d is not None and as_dtype(d, arg) != dt: raise SimulatorError(f"{arg} must equal img.dtype {dt.name}, got {np.dtype(d).name}")
         # 4. sizes: a padded row that no SBUF partition can hold

@@ -10,7 +10,7 @@ import textwrap
 from dataclasses import dataclass, field
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, check_int, check_ints
-from .memory import Target, as_dtype, get_target, current_core, check_tensor
+from .memory import Target, as_dtype, kernel_dtype, get_target, current_core, check_tensor
 from . import language as nl, isa as nisa
 from .language import kernel
 from .dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, h_window_plan, HTile,
@@ -196,7 +196,7 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
     if out_shape is not None: out_shape = check_ints(out_shape, 'out_shape', 4)
-    dt = as_dtype(dtype, 'dtype of img')
+    dt = kernel_dtype(dtype, 'dtype of img')
     if filter_dtype is not None and as_dtype(filter_dtype, 'dtype of filter') != dt:
         raise SimulatorError(f"img and filter must have the same dtype, got img {dt.name} and filter {np.dtype(filter_dtype).name}")
     if dtype_size is not None: dtype_size = check_int(dtype_size, 'dtype_size', 1)

@@ -16,9 +16,10 @@ from .ap import make_view, index_view, reshape_view
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
-           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'DTYPES', 'Target', 'draw_memories',
-           'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype', 'Allocator', 'NeuronCore', 'current_core',
-           'use_core', 'reset_default_core', 'Tensor', 'reinterpret', 'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
+           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'DTYPES', 'KERNEL_DTYPES', 'Target',
+           'draw_memories', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype', 'kernel_dtype',
+           'Allocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'reinterpret',
+           'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
 
 # %% ../nbs/01_memory.ipynb #039846c2
 KiB = 1024
@@ -110,6 +111,18 @@ def as_dtype(dtype, arg='dtype') -> np.dtype:
     if dt not in DTYPES.values():
         raise SimulatorError(f"{arg} must be one of {', '.join(DTYPES)}, got {arg}={shown(dtype)}")
     return dt
+
+# %% ../nbs/01_memory.ipynb #k3dt0001
+KERNEL_DTYPES = ('float32', 'float16', 'bfloat16')   # what the depthwise kernels compute in; the 8-bit types are storage only
+
+def kernel_dtype(dtype, arg='dtype') -> np.dtype:
+    "The dtype `dtype` names if the depthwise kernels compute in it (float32, float16, bfloat16), else an error saying so."
+    dt = as_dtype(dtype, arg)
+    if dt.name not in KERNEL_DTYPES:
+        raise SimulatorError(f"{arg} must be one of {', '.join(KERNEL_DTYPES)} for the depthwise kernels "
+                             f"({dt.name} is a storage type only), got {arg}={dt.name}")
+    return dt
+
 
 # %% ../nbs/01_memory.ipynb #3d7de930
 class Allocator:
