@@ -84,9 +84,10 @@ CONVENTIONS = {   # field: (CITED or ASSUMED, sources-chapter anchors, what it i
     'narrow_stride_bytes': ('ASSUMED', 'arch-trn1', "the trn1 guide's 16-byte rule, taken to hold on trn2 and trn3"),
     'dma_fixed_ns': ('ASSUMED', 'nki-dma', "split of the profile's ~210 ns overhead: per transfer"),
     'dma_run_ns': ('ASSUMED', 'nki-dma', "split of the same: per contiguous run"),
-    'dma_latency_ns': ('ASSUMED', '', "trigger to data landed; no public figure"),
-    'dma_issue_ns': ('ASSUMED', 'nki-dma', "0; the trn2 guide gives ~600 ns to issue a DMA whose descriptors the "
-                     "hardware generates"),
+    'dma_latency_ns': ('ASSUMED', 'nki-dma-bandwidth', "trigger to data landed; the bandwidth guide gives ~1300 ns "
+                       "from semaphore to start across engines, no figure for the whole"),
+    'dma_issue_ns': ('ASSUMED', 'nki-dge nki-dma', "0; the guides give ~600 ns to issue a DMA whose descriptors the "
+                     "hardware generates (a software-generated one is not priced)"),
     'vector_rates': ('ASSUMED', 'arch-trn2', "how the trn2/trn3 widths apply per instruction (below)"),
     'two_input_factor': ('ASSUMED', 'arch-trn1', "two inputs share the input path, as on trn1 (2N)"),
 }
