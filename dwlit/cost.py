@@ -54,7 +54,7 @@ class CostModel:
     def __post_init__(self): _check_fields(self)
 
     def lanes(self, dtype) -> float:
-        "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count: 2 or 4)."
+        "Vector elements per cycle *per partition* for `dtype` (a name, a NumPy dtype, or a byte count: 1, 2 or 4)."
         nbytes = dtype if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool) else dtype_bytes(dtype)
         return self.vector_elems_per_cycle[check_choice(nbytes, 'bytes per element', tuple(self.vector_elems_per_cycle))] / self.partitions
 
@@ -84,9 +84,10 @@ CONVENTIONS = {   # field: (CITED or ASSUMED, sources-chapter anchors, what it i
     'narrow_stride_bytes': ('ASSUMED', 'arch-trn1', "the trn1 guide's 16-byte rule, taken to hold on trn2 and trn3"),
     'dma_fixed_ns': ('ASSUMED', 'nki-dma', "split of the profile's ~210 ns overhead: per transfer"),
     'dma_run_ns': ('ASSUMED', 'nki-dma', "split of the same: per contiguous run"),
-    'dma_latency_ns': ('ASSUMED', '', "trigger to data landed; no public figure"),
-    'dma_issue_ns': ('ASSUMED', 'nki-dma', "0; the trn2 guide gives ~600 ns to issue a DMA whose descriptors the "
-                     "hardware generates"),
+    'dma_latency_ns': ('ASSUMED', 'nki-dma-bandwidth', "trigger to data landed; the bandwidth guide gives ~1300 ns "
+                       "from semaphore to start across engines, no figure for the whole"),
+    'dma_issue_ns': ('ASSUMED', 'nki-dge nki-dma', "0; the guides give ~600 ns to issue a DMA whose descriptors the "
+                     "hardware generates (a software-generated one is not priced)"),
     'vector_rates': ('ASSUMED', 'arch-trn2', "how the trn2/trn3 widths apply per instruction (below)"),
     'two_input_factor': ('ASSUMED', 'arch-trn1', "two inputs share the input path, as on trn1 (2N)"),
 }
@@ -206,7 +207,7 @@ def _inner_contiguous(acc: Access) -> bool:
     d = _free_dims(acc)
     return not d or d[-1][0] == 1
 
-def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:
+def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:   # CITED: the ISA reference's table
     "Streaming cycles on trn1 by the ISA reference's cost table: N, 2N or N/2 for N elements per partition."
     n, srcs = ins.free_elems, ins.srcs
     dts = {a.dtype for a in (ins.dst,) + tuple(srcs)}
@@ -227,7 +228,7 @@ def _streamed(ins: Instruction) -> tuple:
     "The operands `ins` streams: its output and its inputs, without the one-value-per-partition operands of a tensor_scalar."
     return (ins.dst,) + (tuple(ins.srcs[:1]) if ins.op in ('tensor_scalar', 'activation') else tuple(ins.srcs))
 
-def perf_mode_lift(ins: Instruction) -> float:
+def perf_mode_lift(ins: Instruction) -> float:                       # CITED: the trn2 guide's list
     "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
     ops = _streamed(ins)
     two_byte = all(a.dtype in ('bfloat16', 'float16') for a in ops)
@@ -248,20 +249,20 @@ def vector_cycles(ins: Instruction, model: CostModel) -> float:
         c = ins.free_elems / model.lanes(max(_bytes_of(a) for a in ops))
         if ins.op in ('tensor_tensor', 'tensor_tensor_scan'): c *= model.two_input_factor
     if any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in ops if (d := _free_dims(a))):
-        c *= 2                                                            # a wide innermost step: half the bandwidth
+        c *= 2                                       # CITED (trn1): a wide innermost step halves the bandwidth
     return c
 
 def scalar_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles on the Scalar engine: N for N elements per partition (128 lanes on every target), halved bandwidth as above."
     wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
-    return ins.free_elems * (2 if wide else 1)
+    return ins.free_elems * (2 if wide else 1)                         # N CITED; the halving ASSUMED
 
 def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
     fp32 = max(_bytes_of(s) for s in ins.srcs) == 4
     if ins.op == 'nc_matmul':
         return ins.free_elems / model.pe_columns_per_cycle * (model.pe_fp32_factor if fp32 else 1)
-    return ins.partitions / model.pe_columns_per_cycle * (model.pe_transpose_fp32_factor if fp32 else 1)  # transpose
+    return ins.partitions / model.pe_columns_per_cycle * (model.pe_transpose_fp32_factor if fp32 else 1)  # ASSUMED: a column per partition
 
 # %% ../nbs/14_cost_model.ipynb #774d3ef5
 @dataclass(frozen=True)

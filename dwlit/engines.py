@@ -1,4 +1,4 @@
-"""Three designs for a depthwise convolution (the Vector kernels, the PE array with diagonal weights, and the NKI library's taps-on-partitions implicit GEMM), each run and checked, priced on trn1, trn2 and trn3 in fp32 and bf16: a decision map of which the cost model predicts fastest, and what the model cannot see.
+"""Three designs for a depthwise convolution (the Vector kernels, the PE array with diagonal weights, and the NKI library's taps-on-partitions implicit GEMM), each run and checked, priced on trn1, trn2 and trn3 in fp32 and bf16: a decision map of which the cost model predicts fastest, which cells survive every ASSUMED convention of the model varied, and what the model cannot see.
 
 Docs: https://dwlit.github.io/dwlit/engine_question.html.md"""
 
