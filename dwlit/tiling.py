@@ -57,7 +57,7 @@ def plot_dispatch(W_out=None, W_f=None, ax=None):
     ax = ax or plt.subplots(figsize=(9, 3.6))[1]
     wf = np.arange(1, PACK)
     wo = np.unique(np.round(np.logspace(0, 4, 300)).astype(int))
-    F = -(-PACK // wf)
+    F = np.array([chunk_positions(w) for w in wf])
     grid = (wo[:, None] > F[None, :]).astype(float)
     ax.pcolormesh(wf, wo, grid, cmap='coolwarm', vmin=-0.5, vmax=1.5, shading='nearest')
     ax.step(wf, F, where='mid', color='black', lw=1.2, label='W_out = div_ceil(512, W_f)')
