@@ -106,6 +106,7 @@ def _pads(p) -> str:
     flat = np.ravel(p).tolist()
     return str(flat[0]) if len(set(flat)) == 1 else ','.join(map(str, flat))
 
+# %% ../nbs/21_cli.ipynb #e1d9a030
 def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> TourCase:
     "A tour case for the 1D entry point (chapters 8-7)."
     from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
@@ -139,6 +140,7 @@ def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, 
                     f"2D {N},{C},{H},{W} k{k[0]}x{k[1]} p{_pads(padding)}{dil}" + (' fb10' if in_perm else '') +
                     ('' if dtype == 'float32' else f" {dtype}"), "1 of 1")
 
+# %% ../nbs/21_cli.ipynb #e1d9a031
 def tour_cases(seed=0) -> list:
     "The kernels the tour runs, on small default shapes (the kernel-specific part of the tour)."
     rng = np.random.default_rng(seed)
@@ -175,6 +177,7 @@ TOUR_LEGEND = (
     "max err: largest |error| over max(1, largest |reference|) (allowed: float32 1e-4, bfloat16 5e-2)",
     "us: the time chapter 14's cost model predicts for the run's trace on trn1")
 
+# %% ../nbs/21_cli.ipynb #e1d9a032
 @dataclass
 class TourRow:
     "What the tour prints for one case."
@@ -205,6 +208,7 @@ class TourRow:
                                         f"{self.case.planned}")
         return out
 
+# %% ../nbs/21_cli.ipynb #e1d9a033
 def check_case(case: TourCase, out: np.ndarray) -> tuple:
     "(max |out - reference| / max |reference|, within the dtype's tolerance and the right shape)."
     ref = case.reference
@@ -452,6 +456,7 @@ class _Parser(argparse.ArgumentParser):
         # value reaches parse_ints, which names the rule it breaks, a comma list of numbers counts as a number too
         self._negative_number_matcher = re.compile(r'^-\d[\d,]*$|^-\d*\.\d+$')
     def error(self, message):
+        message = re.sub(r"'([^']{40})[^']{20,}'", r"'\1...'", message)        # a long value shown shortened
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 EXPLAIN_HELP = """\
@@ -538,11 +543,11 @@ def run_explain_layer(a, programs) -> str:
                             ('--lhs-dilation', a.lhs_dilation), ('--in-perm', a.in_perm)) if v]
     if typed: raise UsageError(f"{typed[0]} cannot go with --layer: the layer gives its own shape, filter and padding")
     if a.layer not in LAYERS:
-        raise UsageError(f"--layer must be the name of a preset, got --layer {a.layer!r}; dwlit explain --list-layers "
+        raise UsageError(f"--layer must be the name of a preset, got --layer {shown(a.layer)}; dwlit explain --list-layers "
                          f"lists the {len(LAYERS)} presets")
     kind = f"conv{LAYERS[a.layer].dims}d"
     if a.kernel not in (None, kind):
-        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {a.kernel}: leave the kernel out with --layer")
+        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {shown(a.kernel)}: leave the kernel out with --layer")
     N = parse_ints(a.batch or '1', '--batch', (1,), 1, 'N')[0]
     return explain_layer(a.layer, N, programs, a.dtype, a.target, a.predict, lines=a.lines)
 
@@ -563,7 +568,7 @@ def run_explain(a) -> str:
         if a.in_perm: raise UsageError("--in-perm is a conv2d option: the 1D kernels read the bf01 image as it is")
         if a.lhs_dilation not in (None, '1'):
             raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate their input, "
-                             f"got --lhs-dilation {a.lhs_dilation}")
+                             f"got --lhs-dilation {shown(a.lhs_dilation)}")
         if a.shape is None: raise UsageError("explain conv1d needs --shape N,C,W (or --layer NAME instead of both)")
         shape = parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d')
         W_f = parse_ints(a.filter or '3', '--filter', (1,), 1, 'W_f for conv1d')[0]

@@ -101,7 +101,7 @@ def get_layer(layer) -> Layer:
     "The preset called `layer` (a `Layer` passes through), or an error that lists the presets."
     if isinstance(layer, Layer): return layer
     if not isinstance(layer, str) or layer not in LAYERS:
-        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={layer!r}")
+        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={shown(layer)}")
     return LAYERS[layer]
 
 # %% ../nbs/16_real_layers.ipynb #df89f532
@@ -214,7 +214,7 @@ def jax_dimension_numbers(labels: str) -> tuple:
     "JAX's `dimension_numbers` for a kernel's XLA labels: 'f01b_o01i_bf01' -> ('CHWN', 'OHWI', 'NCHW')."
     L = parse_conv_labels(labels)
     if L.input.spatial_rank != 2:
-        raise SimulatorError(f"labels {labels!r}: the kernels' labels have two spatial axes (0 and 1), got {L.input.spatial_rank}")
+        raise SimulatorError(f"labels {shown(labels)}: the kernels' labels have two spatial axes (0 and 1), got {L.input.spatial_rank}")
     return tuple(''.join(_JAX_LETTERS[t.kind][c] for c in t.label) for t in (L.input, L.filter, L.output))
 
 # %% ../nbs/16_real_layers.ipynb #63ac6b6f

@@ -96,15 +96,15 @@ class ConvLayouts:
 def parse_conv_labels(labels: str) -> ConvLayouts:
     "Decode `'f01b_o01i_bf01'` or XLA's `'b01f_01io->b01f'` into input, filter and output layouts."
     if not isinstance(labels, str):
-        raise SimulatorError(f"labels must be a string such as 'f01b_o01i_bf01', got {labels!r}")
+        raise SimulatorError(f"labels must be a string such as 'f01b_o01i_bf01', got {shown(labels)}")
     parts = re.split(r'_|->', labels)
     if len(parts) != 3 or ('->' in labels and labels.count('->') != 1) or ('->' in labels and '_' not in labels.split('->')[0]):
-        raise SimulatorError(f"labels {labels!r}: expected three labels, 'input_filter_output' or "
+        raise SimulatorError(f"labels {shown(labels)}: expected three labels, 'input_filter_output' or "
                              f"'input_filter->output' (e.g. 'f01b_o01i_bf01' or 'b01f_01io->b01f')")
     ins, fil, out = parse_layout(parts[0]), parse_layout(parts[1], 'filter'), parse_layout(parts[2])
     ranks = {t.label: t.spatial_rank for t in (ins, fil, out)}
     if len(set(ranks.values())) > 1:
-        raise SimulatorError(f"labels {labels!r}: the spatial ranks differ: " + ', '.join(f"{k} has {v}" for k, v in ranks.items()))
+        raise SimulatorError(f"labels {shown(labels)}: the spatial ranks differ: " + ', '.join(f"{k} has {v}" for k, v in ranks.items()))
     return ConvLayouts(ins, fil, out)
 
 # %% ../nbs/10_layouts.ipynb #ab6f9d6d
@@ -161,10 +161,11 @@ def draw_gather(view, C, H, W, N, ax=None, title=None):
 def contiguous_runs(addresses: np.ndarray) -> int:
     "How many maximal runs of consecutive addresses a DMA reading `addresses` (in order) walks."
     if isinstance(addresses, (set, frozenset, dict, str, bytes)):
-        raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {addresses!r}")
-    a = np.asarray(addresses)
+        raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {shown(addresses)}")
+    try: a = np.asarray(addresses)
+    except (TypeError, ValueError): a = np.asarray(0.5)                 # ragged or not numbers: refused below
     if a.size and not np.issubdtype(a.dtype, np.integer):
-        raise SimulatorTypeError(f"addresses must be integers, got an array of {a.dtype}")
+        raise SimulatorTypeError(f"addresses must be integers, got addresses={shown(addresses)}")
     a = a.ravel().astype(np.int64)
     return int(1 + np.count_nonzero(np.diff(a) != 1)) if a.size else 0
 
@@ -176,7 +177,7 @@ def in_perm_label(in_perm) -> str:
     if in_perm is None: return 'f01b'
     p = check_ints(in_perm, 'in_perm', length=4)
     if sorted(p) != [0, 1, 2, 3]:
-        raise SimulatorError(f"in_perm must be a permutation of (0, 1, 2, 3) (axes N, C, H, W), got in_perm={in_perm!r}")
+        raise SimulatorError(f"in_perm must be a permutation of (0, 1, 2, 3) (axes N, C, H, W), got in_perm={shown(in_perm)}")
     return ''.join('bf01'[i] for i in p)
 
 # %% ../nbs/10_layouts.ipynb #fed5728c
@@ -184,6 +185,7 @@ TRANSPOSE_BUDGET_BYTES = 16 * 1024   # SBUF bytes per partition for one chunk (s
 
 def transpose_chunk_rows(N: int, W: int, H: int, itemsize: int) -> int:
     "H rows per chunk of the fb10 -> f01b transpose: as many as fit the 16 KiB budget, and at least one."
+    N, W, H, itemsize = (check_int(v, k, 1) for k, v in dict(N=N, W=W, H=H, itemsize=itemsize).items())
     return max(1, min(H, TRANSPOSE_BUDGET_BYTES // (N * W * itemsize)))
 
 def check_transpose(shape, # the fb10 image (C, N, W, H)
