@@ -180,7 +180,7 @@ def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
     with errors_from('layer_inputs'): rng = np.random.default_rng(check_int(seed, 'seed', minimum=0))
     held = (int(np.prod(img, dtype=object)) + int(np.prod(filt, dtype=object))) * 8      # drawn in float64 first
     if held > MAX_HBM_BYTES:
-        raise AllocationError(f"layer_inputs: layer {l.name!r} at N={N:,} takes {held:,} B to draw (in float64), more "
+        raise AllocationError(f"layer_inputs: layer {l.name!r} at N={shown(N)} takes {shown(held)} B to draw (in float64), more "
                               f"than the {MAX_HBM_BYTES:,} B one simulated launch may hold (MAX_HBM_BYTES): a smaller N")
     return rng.standard_normal(img).astype(dtype), rng.standard_normal(filt).astype(dtype)
 
