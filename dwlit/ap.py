@@ -11,8 +11,8 @@ import numpy as np
 from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
 
 # %% auto #0
-__all__ = ['MAX_FREE_DIMS', 'View', 'make_view', 'index_view', 'full_view', 'reshape_view', 'touch_counts', 'show_touches',
-           'ap_explorer']
+__all__ = ['MAX_FREE_DIMS', 'MAX_TOUCH_ELEMENTS', 'View', 'make_view', 'index_view', 'full_view', 'reshape_view', 'touch_counts',
+           'show_touches', 'ap_explorer']
 
 # %% ../nbs/02_access_patterns.ipynb #fdeda82d
 class View:
@@ -146,7 +146,7 @@ def _strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
     isz = s.itemsize
-    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz for st, _ in pairs])
+    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz if n > 1 else 0 for st, n in pairs])   # a step never taken
     except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
                                  f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
@@ -228,8 +228,13 @@ def reshape_view(t, shape) -> View:
     return make_view(t, [[s, n] for s, n in zip(steps[::-1], shape)], 0)
 
 # %% ../nbs/02_access_patterns.ipynb #b9674f1c
+MAX_TOUCH_ELEMENTS = 2**24   # elements touch_counts expands: 8 B of address each, a few hundred MB with NumPy's temporaries
+
 def touch_counts(view: View) -> np.ndarray:
     "How many elements of `view` fall on each element of its tensor, in the tensor's shape."
+    if view.size > MAX_TOUCH_ELEMENTS:
+        raise SimulatorError(f"touch_counts of {view!r}: the view shows {view.size:,} elements, more than the "
+                             f"{MAX_TOUCH_ELEMENTS:,} it counts one by one (MAX_TOUCH_ELEMENTS); take a smaller part of it")
     return np.bincount(view.addresses().ravel(), minlength=view.tensor.size).reshape(view.tensor.shape)
 
 # %% ../nbs/02_access_patterns.ipynb #2d5f1ee7

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse, os, re, sys, time
 from dataclasses import dataclass, field
 import numpy as np
-from .checks import SimulatorError, MAX_PROGRAMS
+from .checks import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from .memory import get_target, as_dtype, TARGETS
 from .isa import trace
 from .language import simulate_kernel
 from .reference import depthwise1d, depthwise2d
+from .tiling import div_ceil
 
 def predict(tr, target='trn1'):
     "Chapter 14's predicted schedule of a trace (dwlit.cost is imported only when a prediction is asked for)."
@@ -22,10 +23,11 @@ def predict(tr, target='trn1'):
 
 # %% auto #0
 __all__ = ['MAX_INT', 'MAX_SEED', 'TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HEADER', 'TOUR_LEGEND', 'PREDICT_LIMIT',
-           'EXPLAIN_HELP', 'EXPLAIN_EXAMPLES', 'predict', 'UsageError', 'parse_ints', 'Run', 'run_traced', 'TourCase',
-           'conv1d_case', 'conv2d_case', 'tour_cases', 'table_line', 'TourRow', 'check_case', 'as_planned', 'run_case',
-           'Progress', 'tour', 'without_lines', 'predicted_line', 'fix_flags', 'explain_conv1d', 'explain_conv2d',
-           'layer_list', 'explain_layer', 'make_parser', 'run_explain_layer', 'run_explain', 'main']
+           'EXPLAIN_HELP', 'DWLIT_EXAMPLES', 'TOUR_EXAMPLES', 'EXPLAIN_EXAMPLES', 'NEXT_STEP', 'predict', 'UsageError',
+           'parse_ints', 'Run', 'run_traced', 'TourCase', 'conv1d_case', 'conv2d_case', 'tour_cases', 'table_line',
+           'TourRow', 'check_case', 'as_planned', 'run_case', 'Progress', 'tour', 'without_lines', 'predicted_line',
+           'fix_flags', 'explain_conv1d', 'explain_conv2d', 'layer_list', 'explain_layer', 'make_parser',
+           'run_explain_layer', 'run_explain', 'main']
 
 # %% ../nbs/21_cli.ipynb #9ff7337c
 class UsageError(SimulatorError):
@@ -33,6 +35,12 @@ class UsageError(SimulatorError):
 
 MAX_INT = 10_000_000   # no dimension above this: planning walks the H tiles one by one
 MAX_SEED = 2**32 - 1   # the tour's random inputs: any seed NumPy takes, within 32 bits
+
+def _int_text(v: str) -> int:
+    "The integer '-?[0-9]+' `v` stands for; one of more than 20 digits only as far as 'too large' (it is never read whole)."
+    sign, digits = ('-', v[1:]) if v.startswith('-') else ('', v)
+    digits = digits.lstrip('0') or '0'
+    return int(sign + (digits if len(digits) <= 20 else '9' * 21))
 
 def parse_ints(text: str, # what the user typed, e.g. '4,256,1000'
                arg: str, # the option, for the message, e.g. '--shape'
@@ -46,12 +54,14 @@ def parse_ints(text: str, # what the user typed, e.g. '4,256,1000'
     want = ('an integer' if counts == (1,) else
             ' or '.join(str(c) for c in counts) + ' comma-separated integer' + ('s' if max(counts) > 1 else ''))
     form = f" {form}" if form else ''
-    try: vals = tuple(int(v) for v in str(text).replace(' ', '').split(','))
-    except ValueError: raise UsageError(f"{arg} must be {want}{form}, got {text!r}") from None
-    if len(vals) not in counts: raise UsageError(f"{arg} must be {want}{form}, got {text!r} ({len(vals)} values)")
+    got = shown(str(text))
+    items = str(text).replace(' ', '').split(',')
+    if not all(re.fullmatch(r'-?[0-9]+', v) for v in items): raise UsageError(f"{arg} must be {want}{form}, got {got}")
+    if len(items) not in counts: raise UsageError(f"{arg} must be {want}{form}, got {got} ({len(items)} values)")
+    vals = tuple(map(_int_text, items))
     what = arg if counts == (1,) else f"{arg} values"
-    if min(vals) < minimum: raise UsageError(f"{what} must be >= {minimum}, got {text!r}")
-    if max(vals) > maximum: raise UsageError(f"{what} must be <= {maximum:,}{why}, got {text!r}")
+    if min(vals) < minimum: raise UsageError(f"{what} must be >= {minimum}, got {got}")
+    if max(vals) > maximum: raise UsageError(f"{what} must be <= {maximum:,}{why}, got {got}")
     return vals
 
 # %% ../nbs/21_cli.ipynb #421a9dd1
@@ -96,6 +106,7 @@ def _pads(p) -> str:
     flat = np.ravel(p).tolist()
     return str(flat[0]) if len(set(flat)) == 1 else ','.join(map(str, flat))
 
+# %% ../nbs/21_cli.ipynb #e1d9a030
 def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> TourCase:
     "A tour case for the 1D entry point (chapters 8-7)."
     from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
@@ -129,6 +140,7 @@ def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, 
                     f"2D {N},{C},{H},{W} k{k[0]}x{k[1]} p{_pads(padding)}{dil}" + (' fb10' if in_perm else '') +
                     ('' if dtype == 'float32' else f" {dtype}"), "1 of 1")
 
+# %% ../nbs/21_cli.ipynb #e1d9a031
 def tour_cases(seed=0) -> list:
     "The kernels the tour runs, on small default shapes (the kernel-specific part of the tour)."
     rng = np.random.default_rng(seed)
@@ -165,6 +177,7 @@ TOUR_LEGEND = (
     "max err: largest |error| over max(1, largest |reference|) (allowed: float32 1e-4, bfloat16 5e-2)",
     "us: the time chapter 14's cost model predicts for the run's trace on trn1")
 
+# %% ../nbs/21_cli.ipynb #e1d9a032
 @dataclass
 class TourRow:
     "What the tour prints for one case."
@@ -195,6 +208,7 @@ class TourRow:
                                         f"{self.case.planned}")
         return out
 
+# %% ../nbs/21_cli.ipynb #e1d9a033
 def check_case(case: TourCase, out: np.ndarray) -> tuple:
     "(max |out - reference| / max |reference|, within the dtype's tolerance and the right shape)."
     ref = case.reference
@@ -290,18 +304,30 @@ def _say(text: str, lines=True) -> list:
 # %% ../nbs/21_cli.ipynb #fa3c0566
 PREDICT_LIMIT = 20_000
 
-def predicted_line(kern, args, kwargs, programs, planned, target=None, force=None) -> str:
-    "The cost model's predicted time for one call, from a traced run on zeros; or why it was not computed."
-    tg = get_target(target).name
-    if force is False: return "predicted time: not computed (--no-predict)"
+def _why_not_run(shapes, itemsize, planned, force) -> str:
+    "Why `explain` does not simulate a call of tensors `shapes` issuing `planned` instructions ('' if it may)."
+    held = sum(int(np.prod(s, dtype=object)) for s in shapes) * itemsize
+    if force is False: return "--no-predict"
+    if planned > MAX_INSTRUCTIONS:
+        return (f"the plan has {planned:,} instructions, more than the {MAX_INSTRUCTIONS:,} one simulated launch may "
+                f"issue (MAX_INSTRUCTIONS)")
+    if held > MAX_HBM_BYTES:
+        return (f"the input, filter and output would take {held:,} B of HBM, more than the {MAX_HBM_BYTES:,} B one "
+                f"simulated launch may hold (MAX_HBM_BYTES)")
     if planned > PREDICT_LIMIT and not force:
-        return (f"predicted time: not computed: the plan has {planned:,} instructions to trace (limit "
-                f"{PREDICT_LIMIT:,}); add --predict to simulate it anyway")
-    run = run_traced(kern, *args, num_programs=programs, target=tg, **kwargs)
+        return f"the plan has {planned:,} instructions to trace (limit {PREDICT_LIMIT:,}); add --predict to simulate it anyway"
+    return ''
+
+def predicted_line(kern, shapes, rest, kwargs, programs, planned, target=None, force=None, dtype='float32') -> str:
+    "The cost model's time for `kern` on zeros of `shapes` (image, filter, output), or why it was not computed."
+    tg, dt = get_target(target).name, as_dtype(dtype)
+    why = _why_not_run(shapes, dt.itemsize, planned, force)
+    if why: return f"predicted time: not computed: {why}"
+    run = run_traced(kern, *(np.zeros(s, dt) for s in shapes[:2]), *rest, num_programs=programs, target=tg, **kwargs)
     s = predict(run.trace, tg)
     return (f"predicted time on {tg}: {s.total_ns / 1e3:,.1f} us (chapter 14's cost model on the trace of one simulated "
             f"run on zeros: {len(run.trace):,} instructions, Vector engine busy {s.busy_fraction('Vector'):.0%} "
-            f"of program 0's time; simulated in {run.seconds:.1f} s)")
+            f"of program 0's time)")
 
 # %% ../nbs/21_cli.ipynb #492c5d27
 def fix_flags(plan, fix) -> str:
@@ -326,8 +352,8 @@ def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dt
     L = say(f"conv1d_depthwise_bf01_oi01_bf01: img {img} (N, C, 1, W: bf01) {g.dtype.name}, filter {filt} (oi01), "
             f"padding ({pl}, {pr}) -> out {g.out_shape}; {programs} program(s) on {p.target}")
     L += say(f"dispatch: {d.kernel}") + say(f"  why: {d.reason} (L723)")
-    L += say(f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of 128, tiles_per_core = div_ceil({g.C_NUM_TILES}, "
-             f"{programs}) = {-(-g.C_NUM_TILES // programs)} (L154-L173)")
+    L += say(f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of 128, div_ceil({g.C_NUM_TILES}, {programs}) = "
+             f"{div_ceil(g.C_NUM_TILES, programs)} per program, the original's tiles_per_core (L154-L173)")
     rows = []
     for t, (_, need, total, cap) in zip(p.tiles, p.sbuf):
         share = ('idle', '-', 0, 'no') if t.idle else (f"{t.start_tile}..{t.end_tile - 1}",
@@ -347,9 +373,9 @@ def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dt
              ('' if p.fits else ': DOES NOT FIT; ' + p.advise(lambda f: fix_flags(p, f))))
     if p.fits:
         from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-        z = lambda s: np.zeros(s, as_dtype(dtype))
-        L += say(predicted_line(conv1d_depthwise_bf01_oi01_bf01, (z(img), z(filt), pad), dict(out_shape=g.out_shape),
-                                programs, 2 * c['total'] + 4 * programs * N, target, predict_time))
+        L += say(predicted_line(conv1d_depthwise_bf01_oi01_bf01, (img, filt, g.out_shape), (pad,),
+                                dict(out_shape=g.out_shape), programs, 2 * c['total'] + 4 * programs * N, target,
+                                predict_time, dtype))
     else: L += say("predicted time: not computed: the plan does not fit SBUF, so the kernel would stop at its first "
                    "allocation (an AllocationError) before issuing an instruction to price")
     return '\n'.join(L)
@@ -372,8 +398,9 @@ def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1,
     L += say("dispatch: one kernel, no dispatcher; " + ("the image is transposed fb10 -> f01b on the Vector engine first (L798); "
                                                        if in_perm else '') +
              f"LHS dilation by a zero fill and a strided scatter copy (L973-L995): dilated, padded image {p.dil_H} x {p.dil_W}")
-    L += say(f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the kernel does not shard them across programs "
-             f"(L847, no program_id)" + (f", so each of the {programs} programs would compute all of them" if programs > 1 else ''))
+    L += say(f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the 2D kernel, like the original, does not "
+             f"shard them across programs (L847, no program_id)" + (f": each of the {programs} programs computes all of "
+             f"them, the same work {programs} times, so --programs {programs} buys nothing" if programs > 1 else ''))
     L += _table(('program', 'channel tiles', 'channels'), [(i, f"0..{p.C_NUM_TILES - 1}", f"0..{C - 1}") for i in range(programs)], 8)
     L += say(f"H window: budget {SBUF_BUDGET_BYTES:,} B per partition with dtype_size {p.dtype_size} (L839-L842): "
              f"h_tile_count {p.h_tile_count}, max_h_tile_size {p.max_h_tile_size} image rows; {len(p.tiles)} tile(s) "
@@ -390,10 +417,9 @@ def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1,
     L += say("SBUF per partition: " + ', '.join(f"{k_} {v:,}" for k_, v in b.items() if k_ != 'total') +
              f"; total {b['total']:,} of {tg.sbuf_partition_bytes:,} B ({100 * b['total'] / tg.sbuf_partition_bytes:.1f}%)")
     from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-    z = lambda s: np.zeros(s, as_dtype(dtype))
-    L += say(predicted_line(conv2d_depthwise_f01b_o01i_bf01, (z(img), z((C, *k, 1)), p.padding),
+    L += say(predicted_line(conv2d_depthwise_f01b_o01i_bf01, (img, (C, *k, 1), (N, C, p.out_H, p.out_W)), (p.padding,),
                             dict(lhs_dilation=dil, in_perm=in_perm), 1, sum(p.instruction_counts().values()),
-                            target, predict_time))
+                            target, predict_time, dtype))
     return '\n'.join(L)
 
 # %% ../nbs/21_cli.ipynb #b58b021b
@@ -430,6 +456,7 @@ class _Parser(argparse.ArgumentParser):
         # value reaches parse_ints, which names the rule it breaks, a comma list of numbers counts as a number too
         self._negative_number_matcher = re.compile(r'^-\d[\d,]*$|^-\d*\.\d+$')
     def error(self, message):
+        message = re.sub(r"'([^']{40})[^']{20,}'", r"'\1...'", message)        # a long value shown shortened
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 EXPLAIN_HELP = """\
@@ -439,6 +466,18 @@ and why, how the channel tiles are shared among SPMD programs, the size of each 
 SBUF bytes per partition against the target's capacity (and what would fit, if it does not),
 and for 2D the H window. Only the last line runs the kernel (once, on zeros) to price its
 trace with the cost model; --no-predict skips it."""
+
+DWLIT_EXAMPLES = """\
+examples:
+  dwlit tour                                    run every kernel on small shapes, check it against NumPy
+  dwlit explain conv1d --shape 4,256,1000       plan a 1D call: dispatch, programs, SBUF, predicted time
+  dwlit explain --layer mamba-2.8b              plan a layer of a real network (--list-layers names them)
+  dwlit explain --help                          every option of explain, with more examples"""
+
+TOUR_EXAMPLES = """\
+examples:
+  dwlit tour
+  dwlit tour --seed 7 --progress never"""
 
 EXPLAIN_EXAMPLES = """\
 examples:
@@ -456,18 +495,23 @@ the layer's own shape, filter and padding (leave out conv1d/conv2d and those opt
 batch --batch N (default 1) and by default on the fewest programs that fit; a layer the
 kernels do not take (stride 2, a filter of 512 taps or more) is refused with the reason."""
 
+# %% ../nbs/21_cli.ipynb #e1d9a001
 def make_parser() -> argparse.ArgumentParser:
     "The `dwlit` command's arguments."
-    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or plan a shape.")
+    from dwlit import __version__
+    raw = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or plan a "
+                "shape.", epilog=DWLIT_EXAMPLES, formatter_class=raw)
+    p.add_argument('--version', action='version', version=f"dwlit {__version__}", help="print dwlit's version and exit")
     sub = p.add_subparsers(dest='command', required=True, parser_class=_Parser, metavar='{tour,explain}')
     t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy',
-                       description="Run every depthwise kernel on a small input in the simulator and check it against "
-                                   "NumPy: one aligned row per kernel.")
+                       description="Run every depthwise kernel on a small input in the simulator and check it\n"
+                                   "against NumPy: one aligned row per kernel.", epilog=TOUR_EXAMPLES, formatter_class=raw)
     t.add_argument('--progress', choices=('auto', 'always', 'never'), default='auto',
-                   help='progress bar on stderr: auto = only on a terminal')
+                   help='progress bar on stderr: auto = only on a terminal (default auto)')
     t.add_argument('--seed', default='0', metavar='S', help=f'seed of the random inputs, 0 to {MAX_SEED:,} (default 0)')
     e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
-                       description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=raw)
     e.add_argument('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
     e.add_argument('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
     e.add_argument('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 16)')
@@ -478,8 +522,10 @@ def make_parser() -> argparse.ArgumentParser:
     e.add_argument('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
     e.add_argument('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; with --layer, '
                                                    f'the fewest that fit)')
-    e.add_argument('--dtype', default='float32', choices=('float32', 'float16', 'bfloat16'))
-    e.add_argument('--target', default='trn1', choices=tuple(TARGETS))
+    e.add_argument('--dtype', default='float32', choices=('float32', 'float16', 'bfloat16'),
+                   help='element type of the image, the filter and the output (default float32)')
+    e.add_argument('--target', default='trn1', choices=tuple(TARGETS),
+                   help='the Trainium generation whose NeuronCore to plan for (default trn1)')
     e.add_argument('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
     e.add_argument('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
     g = e.add_mutually_exclusive_group()
@@ -489,6 +535,7 @@ def make_parser() -> argparse.ArgumentParser:
     g.add_argument('--no-predict', dest='predict', action='store_false', help='never simulate: the plan only')
     return p
 
+# %% ../nbs/21_cli.ipynb #e1d9a002
 def run_explain_layer(a, programs) -> str:
     "`explain --layer NAME`: the options a layer does not take first, then the name, then its plan."
     from dwlit.layers import LAYERS
@@ -496,11 +543,11 @@ def run_explain_layer(a, programs) -> str:
                             ('--lhs-dilation', a.lhs_dilation), ('--in-perm', a.in_perm)) if v]
     if typed: raise UsageError(f"{typed[0]} cannot go with --layer: the layer gives its own shape, filter and padding")
     if a.layer not in LAYERS:
-        raise UsageError(f"--layer must be the name of a preset, got --layer {a.layer!r}; dwlit explain --list-layers "
+        raise UsageError(f"--layer must be the name of a preset, got --layer {shown(a.layer)}; dwlit explain --list-layers "
                          f"lists the {len(LAYERS)} presets")
     kind = f"conv{LAYERS[a.layer].dims}d"
     if a.kernel not in (None, kind):
-        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {a.kernel}: leave the kernel out with --layer")
+        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {shown(a.kernel)}: leave the kernel out with --layer")
     N = parse_ints(a.batch or '1', '--batch', (1,), 1, 'N')[0]
     return explain_layer(a.layer, N, programs, a.dtype, a.target, a.predict, lines=a.lines)
 
@@ -521,7 +568,7 @@ def run_explain(a) -> str:
         if a.in_perm: raise UsageError("--in-perm is a conv2d option: the 1D kernels read the bf01 image as it is")
         if a.lhs_dilation not in (None, '1'):
             raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate their input, "
-                             f"got --lhs-dilation {a.lhs_dilation}")
+                             f"got --lhs-dilation {shown(a.lhs_dilation)}")
         if a.shape is None: raise UsageError("explain conv1d needs --shape N,C,W (or --layer NAME instead of both)")
         shape = parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d')
         W_f = parse_ints(a.filter or '3', '--filter', (1,), 1, 'W_f for conv1d')[0]
@@ -533,6 +580,9 @@ def run_explain(a) -> str:
     return explain_conv2d(shape, k, parse_ints(a.padding or '0', '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d'),
                           parse_ints(a.lhs_dilation or '1', '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d'),
                           programs, a.dtype, a.target, (1, 0, 3, 2) if a.in_perm else None, a.predict, lines=a.lines)
+
+# %% ../nbs/21_cli.ipynb #e1d9a003
+NEXT_STEP = "next: plan a shape of your own with dwlit explain conv1d --shape 4,256,1000 (dwlit explain --help)"
 
 def main(argv=None) -> int:
     "The `dwlit` command: returns the exit status (0 ok, 1 a kernel failed its check or a bug, 2 bad arguments)."
@@ -546,6 +596,7 @@ def main(argv=None) -> int:
         bad = [r for r in rows if not (r.ok and r.plan_ok)]
         print(f"{len(rows) - len(bad)} of {len(rows)} kernels match the NumPy reference and run as planned; "
               f"{sum(r.engines()['Tensor'] for r in rows)} PE-array instructions")
+        print(NEXT_STEP)
         return 1 if bad else 0
     except SimulatorError as e:                       # UsageError and every rule a planner or kernel enforces
         msg = ' '.join(without_lines(str(e)).split())  # the rule in words, one line

@@ -327,7 +327,14 @@ def _check_entry_sizes(g, who):
     "Before the entry point allocates its output: this program's SBUF need, then the output's size."
     share = program_tiles(g.C, nl.program_id(0), nl.num_programs())
     T, partial = share.full_tiles, share.has_partial
-    path = 'default' if dispatch_decision(g.W_out, g.W_f).chunks == 1 else 'f_packing'
+    from dwlit.checks import MAX_INSTRUCTIONS
+    chunks = dispatch_decision(g.W_out, g.W_f).chunks
+    path = 'default' if chunks == 1 else 'f_packing'
+    least = 2 * g.N * g.C_NUM_TILES * chunks                   # a multiply and a reduce per element, tile and chunk
+    if least > MAX_INSTRUCTIONS:
+        raise SimulatorError(f"{who}: this call would issue at least {least:,} instructions (2 x N={g.N:,} x "
+                             f"{g.C_NUM_TILES:,} channel tiles x {chunks:,} chunks), and a simulated kernel call may "
+                             f"issue at most {MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv1d_plan still describes it")
     if T or partial: _check_sbuf(f"{who} (running conv1d_depthwise_{path})", g, path, T, partial)
     out_bytes = g.N * g.C * g.W_out * g.dtype.itemsize
     if out_bytes > MAX_HBM_BYTES:

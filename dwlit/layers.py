@@ -12,8 +12,9 @@ import importlib.util, json, os, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
-from .checks import SimulatorError
-from .memory import TARGETS, as_dtype
+from .checks import SimulatorError, AllocationError, check_int, errors_from, shown, MAX_HBM_BYTES
+from .memory import TARGETS, as_dtype, get_target
+from .tiling import C_TILE_SIZE, div_ceil
 from .isa import trace
 from .language import simulate_kernel
 from .conv1d import conv1d_depthwise_bf01_oi01_bf01
@@ -23,10 +24,11 @@ from .layouts import parse_conv_labels
 from .cost import predict
 
 # %% auto #0
-__all__ = ['LAYERS', 'XLA_WORKER', 'Layer', 'get_layer', 'in_contract', 'kernel_args', 'layer_plan', 'programs_to_fit',
-           'dispatch_path', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers', 'RefCase', 'Reference',
-           'jax_available', 'xla_reference', 'numpy_reference', 'framework_reference', 'error_bound', 'Check',
-           'compare', 'layer_case', 'check_runs', 'layers_table', 'plot_network', 'explain_args']
+__all__ = ['LAYERS', 'XLA_WORKER', 'Layer', 'get_layer', 'layer_args', 'in_contract', 'kernel_args', 'layer_plan',
+           'programs_to_fit', 'dispatch_path', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers',
+           'RefCase', 'Reference', 'jax_available', 'xla_reference', 'numpy_reference', 'framework_reference',
+           'error_bound', 'Check', 'compare', 'layer_case', 'check_runs', 'layers_table', 'plot_network',
+           'explain_args']
 
 # %% ../nbs/16_real_layers.ipynb #2177085e
 @dataclass(frozen=True)
@@ -99,10 +101,15 @@ def get_layer(layer) -> Layer:
     "The preset called `layer` (a `Layer` passes through), or an error that lists the presets."
     if isinstance(layer, Layer): return layer
     if not isinstance(layer, str) or layer not in LAYERS:
-        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={layer!r}")
+        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={shown(layer)}")
     return LAYERS[layer]
 
 # %% ../nbs/16_real_layers.ipynb #df89f532
+def layer_args(who, layer, N=1, target='trn1', dtype='float32') -> tuple:
+    "(the `Layer`, N, the target's name, the dtype's name), each checked, or an error that starts with `who`."
+    with errors_from(who):
+        return get_layer(layer), check_int(N, 'N', minimum=1), get_target(target).name, as_dtype(dtype).name
+
 def in_contract(layer) -> str:
     "'' if the kernels take `layer`, else the rule it breaks."
     l = get_layer(layer)
@@ -112,7 +119,7 @@ def in_contract(layer) -> str:
 
 def kernel_args(layer, N=1) -> tuple:
     "(kernel, image shape, filter shape, padding, keyword arguments): the call that computes `layer` for batch `N`."
-    l = get_layer(layer)
+    l, N, _, _ = layer_args('kernel_args', layer, N)
     if l.dims == 1:
         (W,), (W_f,), (pad,) = l.size, l.kernel, l.padding
         return (conv1d_depthwise_bf01_oi01_bf01, (N, l.C, 1, W), (l.C, 1, 1, W_f), ((0, 0), pad),
@@ -123,16 +130,17 @@ def kernel_args(layer, N=1) -> tuple:
 # %% ../nbs/16_real_layers.ipynb #664f3bd0
 def layer_plan(layer, N=1, target='trn1', num_programs=1, dtype='float32'):
     "The planner's answer for `layer` (`conv1d_plan` or `conv2d_plan`): dispatch, tiles, SBUF; runs nothing."
-    l = get_layer(layer)
+    l, N, target, dtype = layer_args('layer_plan', layer, N, target, dtype)
     _, img, filt, pad, kw = kernel_args(l, N)
     if l.dims == 1: return conv1d_plan(img, filt, pad, num_programs=num_programs, target=target, dtype=dtype)
     return conv2d_plan(img, filt, pad, stride=kw.get('stride'), dtype=dtype, target=target)
 
 def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
     "(programs, SBUF bytes per partition of the busiest program, capacity): the fewest programs whose plan fits."
-    l, cap = get_layer(layer), TARGETS[target].sbuf_partition_bytes
+    l, N, target, dtype = layer_args('programs_to_fit', layer, N, target, dtype)
+    cap = TARGETS[target].sbuf_partition_bytes
     if l.dims == 2: return 1, layer_plan(l, N, target, dtype=dtype).bytes_per_partition['total'], cap
-    for P in range(1, -(-l.C // 128) + 1):                 # at most one channel tile per program
+    for P in range(1, div_ceil(l.C, C_TILE_SIZE) + 1):      # at most one channel tile per program
         p = layer_plan(l, N, target, P, dtype)
         need = max(total for _, _, total, _ in p.sbuf)
         if p.fits: return P, need, cap
@@ -141,7 +149,7 @@ def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
 
 def dispatch_path(layer, N=1) -> str:
     "Which kernel computes `layer`, and why, in one line."
-    l = get_layer(layer)
+    l, N, _, _ = layer_args('dispatch_path', layer, N)
     p = layer_plan(l, N)
     if l.dims == 1: return f"{p.dispatch.kernel}: {p.dispatch.reason}"
     return (f"conv2d_depthwise_f01b_o01i_bf01 (one kernel, no dispatcher): {p.C_NUM_TILES} channel tile(s) of "
@@ -167,14 +175,23 @@ class LayerRun:
 
 def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
     "Random normal image and filter for `layer`, in the kernel's layouts (bf01/oi01 in 1D, f01b/o01i in 2D)."
-    _, img, filt, _, _ = kernel_args(layer, N)
-    rng, dt = np.random.default_rng(seed), as_dtype(dtype)
-    return rng.standard_normal(img).astype(dt), rng.standard_normal(filt).astype(dt)
+    l, N, _, dtype = layer_args('layer_inputs', layer, N, dtype=dtype)
+    _, img, filt, _, _ = kernel_args(l, N)
+    with errors_from('layer_inputs'): rng = np.random.default_rng(check_int(seed, 'seed', minimum=0))
+    held = (int(np.prod(img, dtype=object)) + int(np.prod(filt, dtype=object))) * 8      # drawn in float64 first
+    if held > MAX_HBM_BYTES:
+        raise AllocationError(f"layer_inputs: layer {l.name!r} at N={shown(N)} takes {shown(held)} B to draw (in float64), more "
+                              f"than the {MAX_HBM_BYTES:,} B one simulated launch may hold (MAX_HBM_BYTES): a smaller N")
+    return rng.standard_normal(img).astype(dtype), rng.standard_normal(filt).astype(dtype)
 
 def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> LayerRun:
     "Plan `layer` per target, simulate it with a trace (once per distinct program count) and price each trace."
-    l, t0 = get_layer(layer), time.perf_counter()
+    (l, N, _, dtype), t0 = layer_args('run_layer', layer, N, dtype=dtype), time.perf_counter()
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
+    with errors_from('run_layer'):
+        if not isinstance(targets, (tuple, list)) or not targets:
+            raise SimulatorError(f"targets must be a non-empty tuple or list of {', '.join(TARGETS)}, got targets={shown(targets)}")
+        targets = tuple(get_target(t).name for t in targets)
     kern, _, _, pad, kw = kernel_args(l, N)
     img, filt = layer_inputs(l, N, dtype, seed)
     r, out, traced = dict(programs={}, sbuf={}, peaks={}, engines={}, predicted_ns={}), None, {}
@@ -197,7 +214,7 @@ def jax_dimension_numbers(labels: str) -> tuple:
     "JAX's `dimension_numbers` for a kernel's XLA labels: 'f01b_o01i_bf01' -> ('CHWN', 'OHWI', 'NCHW')."
     L = parse_conv_labels(labels)
     if L.input.spatial_rank != 2:
-        raise SimulatorError(f"labels {labels!r}: the kernels' labels have two spatial axes (0 and 1), got {L.input.spatial_rank}")
+        raise SimulatorError(f"labels {shown(labels)}: the kernels' labels have two spatial axes (0 and 1), got {L.input.spatial_rank}")
     return tuple(''.join(_JAX_LETTERS[t.kind][c] for c in t.label) for t in (L.input, L.filter, L.output))
 
 # %% ../nbs/16_real_layers.ipynb #63ac6b6f
@@ -400,7 +417,7 @@ def plot_network(runs, title):
 # %% ../nbs/16_real_layers.ipynb #117fcfac
 def explain_args(layer, N=1, target='trn1', dtype='float32') -> tuple:
     "('conv1d' or 'conv2d', keyword arguments for the `dwlit explain` planner) for preset `layer` at batch `N` in `dtype`."
-    l = get_layer(layer)
+    l, N, target, dtype = layer_args('explain_args', layer, N, target, dtype)
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
     P = programs_to_fit(l, target, N, dtype)[0]
     if l.dims == 1: return 'conv1d', dict(shape=(N, l.C, l.size[0]), W_f=l.kernel[0], padding=l.padding[0], programs=P)

@@ -9,15 +9,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 import numpy as np
-from .checks import SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, MAX_HBM_BYTES, MAX_INSTRUCTIONS
+from .checks import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_choice, shown,
+                          MAX_HBM_BYTES, MAX_INSTRUCTIONS)
+from .tiling import div_ceil
 from .memory import check_tensor, get_target, current_core
 from . import language as nl, isa as nisa
 from .language import kernel
 
 # %% auto #0
-__all__ = ['MAX_LABEL', 'IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'Layout', 'parse_layout', 'ConvLayouts', 'parse_conv_labels',
-           'convert_layout', 'f01b_gather', 'draw_gather', 'contiguous_runs', 'in_perm_label', 'transpose_chunk_rows',
-           'check_transpose', 'tiled_dve_transpose_210']
+__all__ = ['MAX_LABEL', 'DIGITS', 'IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'Layout', 'parse_layout', 'ConvLayouts',
+           'parse_conv_labels', 'convert_layout', 'f01b_gather', 'draw_gather', 'contiguous_runs', 'in_perm_label',
+           'transpose_chunk_rows', 'check_transpose', 'tiled_dve_transpose_210']
 
 # %% ../nbs/10_layouts.ipynb #d95e7201
 @dataclass(frozen=True)
@@ -53,22 +55,22 @@ for _k in _NAMES:
 
 # %% ../nbs/10_layouts.ipynb #bae73542
 MAX_LABEL = 12   # 'b', 'f' and the ten digits 0-9: no valid label is longer
+DIGITS = '0123456789'   # the spatial axes
 
 def parse_layout(label: str, kind: str = 'image',
                  arg: str = 'label' # the argument's name, for the messages
                 ) -> Layout:
     "Decode one dimension label (`'f01b'`, `'o01i'`, ...) of an image (`b`, `f`) or filter (`o`, `i`) tensor."
-    if not isinstance(kind, str) or kind not in ('image', 'filter'):
-        raise SimulatorError(f"kind must be 'image' or 'filter', got kind={kind!r}")
+    check_choice(kind, 'kind', ('image', 'filter'))
     letters = 'bf' if kind == 'image' else 'oi'
     if not isinstance(label, str) or not label:
         raise SimulatorTypeError(f"{arg} must be a non-empty string such as {'f01b' if kind == 'image' else 'o01i'!r}, "
-                                 f"got {arg}={label!r}")
+                                 f"got {arg}={shown(label)}")
     if len(label) > MAX_LABEL:
         raise SimulatorError(f"{arg} must have at most {MAX_LABEL} letters (two axis letters and the digits 0-9), "
                              f"got {len(label):,} letters: {label[:20]!r}...")
     where = f"{kind} label {label!r}"
-    bad = [c for c in label if c not in letters and not c.isdigit()]
+    bad = [c for c in label if c not in letters + DIGITS]      # ASCII digits only: '٣' or '²' is not an axis
     if bad:
         raise SimulatorError(f"{where}: letter {bad[0]!r} is not allowed; {'an' if kind == 'image' else 'a'} {kind} label uses {letters[0]!r}, "
                              f"{letters[1]!r} and spatial digits 0, 1, ...")
@@ -76,7 +78,7 @@ def parse_layout(label: str, kind: str = 'image',
     if twice: raise SimulatorError(f"{where}: {twice[0]!r} appears more than once")
     for c in letters:
         if c not in label: raise SimulatorError(f"{where}: the {'batch' if c == 'b' else 'feature' if c == 'f' else 'output feature' if c == 'o' else 'input feature'} axis {c!r} is missing")
-    digits = sorted(int(c) for c in label if c.isdigit())
+    digits = sorted(int(c) for c in label if c in DIGITS)
     if not digits or digits != list(range(len(digits))):
         raise SimulatorError(f"{where}: the spatial axes must be the digits 0..k-1 (k >= 1), got {''.join(map(str, digits)) or 'none'}")
     return Layout(label, kind)
@@ -94,15 +96,15 @@ class ConvLayouts:
 def parse_conv_labels(labels: str) -> ConvLayouts:
     "Decode `'f01b_o01i_bf01'` or XLA's `'b01f_01io->b01f'` into input, filter and output layouts."
     if not isinstance(labels, str):
-        raise SimulatorError(f"labels must be a string such as 'f01b_o01i_bf01', got {labels!r}")
+        raise SimulatorError(f"labels must be a string such as 'f01b_o01i_bf01', got {shown(labels)}")
     parts = re.split(r'_|->', labels)
     if len(parts) != 3 or ('->' in labels and labels.count('->') != 1) or ('->' in labels and '_' not in labels.split('->')[0]):
-        raise SimulatorError(f"labels {labels!r}: expected three labels, 'input_filter_output' or "
+        raise SimulatorError(f"labels {shown(labels)}: expected three labels, 'input_filter_output' or "
                              f"'input_filter->output' (e.g. 'f01b_o01i_bf01' or 'b01f_01io->b01f')")
     ins, fil, out = parse_layout(parts[0]), parse_layout(parts[1], 'filter'), parse_layout(parts[2])
     ranks = {t.label: t.spatial_rank for t in (ins, fil, out)}
     if len(set(ranks.values())) > 1:
-        raise SimulatorError(f"labels {labels!r}: the spatial ranks differ: " + ', '.join(f"{k} has {v}" for k, v in ranks.items()))
+        raise SimulatorError(f"labels {shown(labels)}: the spatial ranks differ: " + ', '.join(f"{k} has {v}" for k, v in ranks.items()))
     return ConvLayouts(ins, fil, out)
 
 # %% ../nbs/10_layouts.ipynb #ab6f9d6d
@@ -159,10 +161,11 @@ def draw_gather(view, C, H, W, N, ax=None, title=None):
 def contiguous_runs(addresses: np.ndarray) -> int:
     "How many maximal runs of consecutive addresses a DMA reading `addresses` (in order) walks."
     if isinstance(addresses, (set, frozenset, dict, str, bytes)):
-        raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {addresses!r}")
-    a = np.asarray(addresses)
+        raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {shown(addresses)}")
+    try: a = np.asarray(addresses)
+    except (TypeError, ValueError): a = np.asarray(0.5)                 # ragged or not numbers: refused below
     if a.size and not np.issubdtype(a.dtype, np.integer):
-        raise SimulatorTypeError(f"addresses must be integers, got an array of {a.dtype}")
+        raise SimulatorTypeError(f"addresses must be integers, got addresses={shown(addresses)}")
     a = a.ravel().astype(np.int64)
     return int(1 + np.count_nonzero(np.diff(a) != 1)) if a.size else 0
 
@@ -174,7 +177,7 @@ def in_perm_label(in_perm) -> str:
     if in_perm is None: return 'f01b'
     p = check_ints(in_perm, 'in_perm', length=4)
     if sorted(p) != [0, 1, 2, 3]:
-        raise SimulatorError(f"in_perm must be a permutation of (0, 1, 2, 3) (axes N, C, H, W), got in_perm={in_perm!r}")
+        raise SimulatorError(f"in_perm must be a permutation of (0, 1, 2, 3) (axes N, C, H, W), got in_perm={shown(in_perm)}")
     return ''.join('bf01'[i] for i in p)
 
 # %% ../nbs/10_layouts.ipynb #fed5728c
@@ -182,6 +185,7 @@ TRANSPOSE_BUDGET_BYTES = 16 * 1024   # SBUF bytes per partition for one chunk (s
 
 def transpose_chunk_rows(N: int, W: int, H: int, itemsize: int) -> int:
     "H rows per chunk of the fb10 -> f01b transpose: as many as fit the 16 KiB budget, and at least one."
+    N, W, H, itemsize = (check_int(v, k, 1) for k, v in dict(N=N, W=W, H=H, itemsize=itemsize).items())
     return max(1, min(H, TRANSPOSE_BUDGET_BYTES // (N * W * itemsize)))
 
 def check_transpose(shape, # the fb10 image (C, N, W, H)
@@ -197,7 +201,7 @@ def check_transpose(shape, # the fb10 image (C, N, W, H)
     if C * H * W * N * itemsize > MAX_HBM_BYTES:
         raise SimulatorError(f"img too large: its f01b copy would take C * H * W * N * {itemsize} = {C * H * W * N * itemsize:,} "
                              f"B, more than the simulator's HBM budget MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B")
-    n = 3 * -(-C // nl.tile_size.pmax) * -(-H // hc)
+    n = 3 * div_ceil(C, nl.tile_size.pmax) * div_ceil(H, hc)
     if n > MAX_INSTRUCTIONS:
         raise SimulatorError(f"img too large to transpose here: {n:,} instructions (3 per channel tile and chunk of {hc} "
                              f"H rows), and a simulated kernel call may issue at most {MAX_INSTRUCTIONS:,}")

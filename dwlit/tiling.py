@@ -8,7 +8,7 @@ Docs: https://dwlit.github.io/dwlit/tiling.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from .checks import SimulatorError, check_int, errors_from, MAX_PROGRAMS
+from .checks import SimulatorError, check_int, errors_from, shown, MAX_PROGRAMS
 
 # %% auto #0
 __all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Dispatch', 'chunk_positions', 'dispatch_decision', 'plot_dispatch',
@@ -41,7 +41,7 @@ def dispatch_decision(W_out, W_f) -> Dispatch:
     "Which 1D kernel the entry point runs for `W_out` output positions and a `W_f`-tap filter, with the reason (L723)."
     with errors_from('dispatch_decision'):
         W_out, W_f = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1)
-        if W_f >= PACK: raise SimulatorError(f"W_f must be < {PACK}: the entry point takes filters of at most {PACK - 1} taps, got W_f={W_f}")
+        if W_f >= PACK: raise SimulatorError(f"W_f must be < {PACK}: the entry point takes filters of at most {PACK - 1} taps, got W_f={shown(W_f)}")
     F = chunk_positions(W_f)
     n = div_ceil(W_out, F)
     if n == 1:
@@ -57,7 +57,7 @@ def plot_dispatch(W_out=None, W_f=None, ax=None):
     ax = ax or plt.subplots(figsize=(9, 3.6))[1]
     wf = np.arange(1, PACK)
     wo = np.unique(np.round(np.logspace(0, 4, 300)).astype(int))
-    F = -(-PACK // wf)
+    F = np.array([chunk_positions(w) for w in wf])
     grid = (wo[:, None] > F[None, :]).astype(float)
     ax.pcolormesh(wf, wo, grid, cmap='coolwarm', vmin=-0.5, vmax=1.5, shading='nearest')
     ax.step(wf, F, where='mid', color='black', lw=1.2, label='W_out = div_ceil(512, W_f)')
@@ -163,7 +163,7 @@ def instruction_free_sizes(W_out, W_f) -> list:
     with errors_from('instruction_free_sizes'): W_out, W_f = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1)
     d = dispatch_decision(W_out, W_f)
     if d.chunks > 2**16:
-        raise SimulatorError(f"instruction_free_sizes: W_out={W_out:,} with W_f={W_f} makes {d.chunks:,} chunks, more than "
+        raise SimulatorError(f"instruction_free_sizes: W_out={shown(W_out)} with W_f={W_f} makes {shown(d.chunks)} chunks, more than "
                              f"the {2**16:,} it lists (no SBUF partition holds such a row)")
     if d.chunks == 1: return [(0, W_out, W_out * W_f)]
     F = d.flattend_input_img_f

@@ -130,3 +130,42 @@ def test_unmodelled_name_inside_a_kernel():
         return t
     with pytest.raises(NotModelledError, match="nl.load is part of NKI"):
         simulate_kernel(k, X)
+
+
+# --- bounded work on valid input (issue 20) ---
+
+def test_the_1d_entry_point_refuses_more_than_max_instructions_before_running():
+    "N = 10**6 batch elements of a tiny row: refused from the plan at once, not after a minute of simulation."
+    import time
+    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+    x, f = np.ones((10**6, 1, 1, 4), np.float32), np.ones((1, 1, 1, 3), np.float32)
+    t0 = time.perf_counter()
+    with pytest.raises(SimulatorError, match=r"would issue at least 2,000,000 instructions .* at most 1,000,000"):
+        simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, x, f, ((0, 0), (0, 0)), out_shape=(10**6, 1, 1, 2))
+    assert time.perf_counter() - t0 < 10
+    y = simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, x[:3], f, ((0, 0), (0, 0)), out_shape=(3, 1, 1, 2))
+    np.testing.assert_array_equal(y, np.full((3, 1, 1, 2), 3.0))       # ones * ones over 3 taps: 3 by hand
+
+
+def test_touch_counts_is_bounded_before_it_allocates():
+    "A 2^27-element step-0 view of a 4-element tensor: refused at once (it used to peak at 3.2 GB)."
+    import resource
+    from dwlit.ap import touch_counts, MAX_TOUCH_ELEMENTS
+    from dwlit.memory import NeuronCore, use_core
+    with use_core(NeuronCore('trn1')):
+        t = nl.ndarray((4,), nl.float32, buffer=nl.hbm)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with pytest.raises(SimulatorError, match=r"shows 134,217,728 elements, more than the 16,777,216"):
+            touch_counts(t.ap([[0, 2**27], [1, 1]]))
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000      # kB: nothing expanded
+        np.testing.assert_array_equal(touch_counts(t.ap([[0, 3], [1, 4]])), [3, 3, 3, 3])   # 3 rows over all 4
+        assert touch_counts(t.ap([[0, MAX_TOUCH_ELEMENTS], [1, 1]]))[0] == MAX_TOUCH_ELEMENTS  # the budget itself is counted
+
+
+def test_a_huge_lhs_dilation_on_a_one_pixel_image_is_the_no_op_it_is():
+    "lhs_dilation=(10**30, 10**30) on a 1x1 image dilates nothing: the answer is img * filter, not an overflow."
+    from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+    x = np.array([2.0, -1.0, 0.5, 3.0], np.float32).reshape(4, 1, 1, 1)          # f01b: C=4, H=W=N=1
+    f = np.array([1.5, 2.0, -4.0, 0.25], np.float32).reshape(4, 1, 1, 1)         # o01i: a 1x1 filter
+    y = simulate_kernel(conv2d_depthwise_f01b_o01i_bf01, x, f, ((0, 0), (0, 0)), lhs_dilation=(10**30, 10**30))
+    np.testing.assert_array_equal(y.reshape(4), [3.0, -2.0, -2.0, 0.75])       # multiplied by hand

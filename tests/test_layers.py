@@ -203,3 +203,31 @@ def test_dimension_numbers():
     assert jax_dimension_numbers('bf01_oi01_bf01') == ('NCHW', 'OIHW', 'NCHW')
     with pytest.raises(SimulatorError): jax_dimension_numbers('bf0_oi0_bf0')
     with pytest.raises(SimulatorError): framework_reference(_cases(1), 'torch')
+
+
+# --- bad arguments: refused through dwlit.checks before anything is planned or run ---
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: run_layer('mamba-130m', targets=('trn7',)), "run_layer: target must be one of 'trn1', 'trn2', 'trn3', got target='trn7'"),
+    (lambda: run_layer('mamba-130m', targets='trn1'), "targets must be a non-empty tuple or list"),
+    (lambda: run_layer('mamba-130m', targets=()), "targets must be a non-empty tuple or list"),
+    (lambda: run_layer('mamba-130m', seed='a'), "seed must be an integer, got seed='a'"),
+    (lambda: run_layer('mamba-130m', N=0), "N must be >= 1, got N=0"),
+    (lambda: run_layer('mamba-130m', dtype='int4'), "dtype must be one of float32, float16, bfloat16, got dtype='int4'"),
+    (lambda: programs_to_fit('mamba-130m', target='x'), "programs_to_fit: target must be one of"),
+    (lambda: layer_plan('mamba-130m', N=2.5), "layer_plan: N must be an integer, got N=2.5"),
+    (lambda: explain_args('mamba-130m', target={'trn1'}), "target must be one of trn1, trn2, trn3 (a name)"),
+    (lambda: kernel_args('mamba-130m', N=np.float64(2)), "N must be an integer"),
+    (lambda: get_layer('x' * 5000), "got layer='xxxxxxxx"),
+])
+def test_bad_arguments_are_refused_with_the_rule(call, msg):
+    with pytest.raises(SimulatorError) as e: call()
+    assert msg in str(e.value) and len(str(e.value)) < 1000, str(e.value)[:400]
+
+
+def test_layer_inputs_refuses_a_batch_too_large_to_draw():
+    "mamba-2.8b at N=10**7 would be 381 TiB: refused before allocating, in HBM's terms."
+    with pytest.raises(SimulatorError, match=r"more than the 2,147,483,648 B one simulated launch may hold"):
+        L.layer_inputs('mamba-2.8b', N=10**7)
+    x, f = L.layer_inputs('mamba-130m', N=1, seed=np.int64(3))       # a NumPy integer seed is a seed
+    assert x.shape == (1, 1536, 1, 2048) and f.shape == (1536, 1, 1, 4)

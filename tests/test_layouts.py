@@ -85,3 +85,34 @@ def test_in_perm_label():
     assert in_perm_label((1, 0, 3, 2)) == 'fb10' and in_perm_label(None) == 'f01b'
     with pytest.raises(SimulatorError, match="permutation"):
         in_perm_label((0, 0, 1, 2))
+
+
+# --- bad input: refused with the rule, never read as something else ---
+
+@pytest.mark.parametrize("label", ['f\u0660b', 'f0\u00b2b', 'f\U0001d7ceb', 'f0\uff11b', 'f0\u0967b'])
+def test_only_ascii_digits_are_spatial_axes(label):
+    "Unicode digits (Arabic-Indic, superscript, mathematical, full-width, Devanagari) pass str.isdigit but name no axis."
+    assert label[1:-1].isdigit() or label[2].isdigit()
+    with pytest.raises(SimulatorError, match=f"letter '{label[-2]}' is not allowed|letter '{label[1]}' is not allowed"):
+        parse_layout(label)
+
+
+@pytest.mark.parametrize("args,msg", [((2.7, 3, 3, 1), "C must be an integer, got C=2.7"),
+                                      ((3, 3.0, 3, 1), "H must be an integer, got H=3.0"),
+                                      ((3, 3, 3, True), "N must be an integer, got N=True")])
+def test_f01b_gather_refuses_non_integer_dimensions(args, msg):
+    "What an older check_dims((2.7, 3), ...) truncated to 2 is refused: the dimensions go through check_int."
+    with pytest.raises(SimulatorError, match=msg.replace('.', r'\.')): f01b_gather(*args)
+
+
+def test_long_values_are_shown_shortened():
+    for call in (lambda: parse_conv_labels('x' * 5000), lambda: contiguous_runs({'a' * 5000}),
+                 lambda: in_perm_label(list(range(5000)))):
+        with pytest.raises(SimulatorError) as e: call()
+        assert len(str(e.value)) < 300 and 'x' * 100 not in str(e.value), str(e.value)[:300]
+
+
+def test_contiguous_runs_refuses_ragged_and_float_input():
+    for bad in ([2.7, []], [1.5, 2.5], [[1, 2], [3]]):
+        with pytest.raises(SimulatorError, match="addresses must be"): contiguous_runs(bad)
+    assert contiguous_runs([3, 4, 5, 9, 10]) == 2          # counted by hand: 3..5, 9..10

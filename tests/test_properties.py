@@ -1,0 +1,308 @@
+"""Arbitrary arguments end in an answer or a clear error, in time: every public function of tiling, layouts and layers
+(the planning ones; nothing here runs a big kernel), the command line's argument parsing and `dwlit` itself, and the
+1D and 2D entry points' argument checks.
+
+A clear error is one of dwlit's (`SimulatorError`, a `ValueError`; `SimulatorTypeError` is a `TypeError` too) whose
+message is short and shows no value whole; anything else (KeyError, ZeroDivisionError, OverflowError, MemoryError,
+IndexError, a bare AttributeError, Python's own TypeError) fails, and so does a call slower than hypothesis' deadline."""
+import contextlib, io, math, os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dwlit import tiling, layouts, layers, cli, simulate_kernel
+from dwlit.checks import SimulatorError
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+
+# the fast lane: the same 60 examples a test every run; DWLIT_EXAMPLES=2000 searches afresh, as widely as asked
+EXAMPLES = int(os.environ.get('DWLIT_EXAMPLES', 0)) or None
+FAST = settings(max_examples=EXAMPLES or 60, deadline=2000, suppress_health_check=[HealthCheck.too_slow],
+                derandomize=EXAMPLES is None)
+MAX_MESSAGE = 1200     # characters: a message names the argument, a shortened value and the rule
+
+# --- what a caller may pass ---------------------------------------------------------------------------------------
+
+huge = st.sampled_from([10**9, 2**31, 2**63, 10**30, -(10**30), 10**4000])
+ints = st.one_of(st.integers(-3, 600), st.integers(), huge)
+numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(2.7), st.just(np.float64(3.0)),
+                    st.just(np.int64(5)), st.just(np.uint8(7)), st.booleans(), st.just(np.bool_(True)))
+junk = st.one_of(st.none(), st.text(max_size=12), st.binary(max_size=4), st.just({3}), st.just({'a': 1}),
+                 st.just(object()), st.just([]), st.just(()), st.just(np.zeros((2, 2))), st.just(np.array([1.5, 2])),
+                 st.just(np.arange(4)), st.just('x' * 5000), st.just(iter([1, 2])))
+scalar = st.one_of(ints, numbers, junk)
+seq = st.one_of(st.lists(ints, max_size=5).map(tuple), st.lists(scalar, max_size=5), st.just(np.array([2, 2])),
+                st.just(np.array([[0, 0], [1, 1]])), st.just(np.array([[0, 0], [1.0, 1]])))
+anything = st.one_of(scalar, seq)
+names = st.one_of(st.sampled_from(list(layers.LAYERS)), st.sampled_from(['resnet-50', '', 'MAMBA-2.8B']), junk)
+targets = st.one_of(st.sampled_from(['trn1', 'trn2', 'trn3', None, 'trn7', 'x', 'TRN1']), junk, ints)
+dtypes = st.one_of(st.sampled_from(['float32', 'float16', 'bfloat16', 'int4', 'float64', 'int32', np.float32]), junk)
+
+
+def answers_or_refuses(f, *args, **kwargs):
+    "Call `f`; a result passes, a clear error (one of dwlit's, with a short message) passes, nothing else."
+    try: return f(*args, **kwargs)
+    except SimulatorError as e:                      # dwlit's errors: ValueErrors (SimulatorTypeError a TypeError too)
+        msg = str(e)
+        assert msg and len(msg) <= MAX_MESSAGE, f"{type(e).__name__} with a message of {len(msg):,} characters: {msg[:300]}"
+        assert 'x' * 100 not in msg, f"the value was echoed whole: {msg[:300]}"
+        return e
+
+
+# --- tiling -------------------------------------------------------------------------------------------------------
+
+@FAST
+@given(anything, anything)
+def test_div_ceil(a, b):
+    r = answers_or_refuses(tiling.div_ceil, a, b)
+    if isinstance(r, int): assert r == math.ceil(int(a) / int(b)) if abs(int(a)) < 2**50 else r * int(b) >= int(a)
+
+
+@FAST
+@given(anything)
+def test_chunk_positions(W_f):
+    answers_or_refuses(tiling.chunk_positions, W_f)
+
+
+@FAST
+@given(anything, anything)
+def test_dispatch_decision(W_out, W_f):
+    r = answers_or_refuses(tiling.dispatch_decision, W_out, W_f)
+    if isinstance(r, tiling.Dispatch): assert r.chunks >= 1 and (r.chunks == 1) == (r.kernel == 'conv1d_depthwise_default')
+
+
+@FAST
+@given(anything, anything, anything)
+def test_program_tiles(C, pid, num_programs):
+    r = answers_or_refuses(tiling.program_tiles, C, pid, num_programs)
+    if isinstance(r, tiling.ProgramTiles): assert 0 <= r.channels[0] <= r.channels[1] <= int(C)
+
+
+@FAST
+@given(st.one_of(st.integers(1, 10**6), anything), st.one_of(st.integers(1, 4096), anything))
+def test_spmd_tile_table(C, num_programs):
+    r = answers_or_refuses(tiling.spmd_tile_table, C, num_programs)
+    if isinstance(r, list): assert sum(t.channels[1] - t.channels[0] for t in r) == int(C)
+
+
+@FAST
+@given(st.one_of(st.integers(1, 10**7), anything), st.one_of(st.integers(1, 511), anything))
+def test_instruction_free_sizes(W_out, W_f):
+    r = answers_or_refuses(tiling.instruction_free_sizes, W_out, W_f)
+    if isinstance(r, list): assert sum(nv for _, nv, _ in r) == int(W_out)
+
+
+# --- layouts ------------------------------------------------------------------------------------------------------
+
+labels = st.one_of(st.text(alphabet='bfoi0123456789\u0660\u00b2\uff11x_->', max_size=16), junk)
+
+
+@FAST
+@given(labels, st.one_of(st.sampled_from(['image', 'filter']), junk), st.text(min_size=1, max_size=12))
+def test_parse_layout(label, kind, arg):
+    answers_or_refuses(layouts.parse_layout, label, kind, arg)            # arg: the caller's name for the argument
+    answers_or_refuses(layouts.parse_layout, label, kind)
+
+
+@FAST
+@given(labels)
+def test_parse_conv_labels(text):
+    answers_or_refuses(layouts.parse_conv_labels, text)
+
+
+@FAST
+@given(st.one_of(st.just(np.zeros((2, 3, 4, 5))), st.just(np.zeros((2, 3))), anything), labels, labels,
+       st.one_of(st.sampled_from(['image', 'filter']), junk))
+def test_convert_layout(x, src, dst, kind):
+    answers_or_refuses(layouts.convert_layout, x, src, dst, kind)
+
+
+@FAST
+@given(*[anything] * 4, st.fixed_dictionaries({}, optional={k: anything for k in
+                                                           ('c_start', 'c_current', 'n', 'org_image_index', 'load_h_size')}))
+def test_f01b_gather(C, H, W, N, kw):
+    answers_or_refuses(layouts.f01b_gather, C, H, W, N, **kw)
+
+
+@FAST
+@given(st.one_of(st.lists(st.integers(-10, 10), max_size=50), st.just(np.arange(10)), anything))
+def test_contiguous_runs(addresses):
+    answers_or_refuses(layouts.contiguous_runs, addresses)
+
+
+@FAST
+@given(st.one_of(st.permutations([0, 1, 2, 3]).map(tuple), anything))
+def test_in_perm_label(in_perm):
+    answers_or_refuses(layouts.in_perm_label, in_perm)
+
+
+@FAST
+@given(anything, anything, anything, anything)
+def test_transpose_chunk_rows(N, W, H, itemsize):
+    answers_or_refuses(layouts.transpose_chunk_rows, N, W, H, itemsize)
+
+
+@FAST
+@given(st.one_of(st.tuples(*[st.integers(1, 10**5)] * 4), st.lists(st.integers(-5, 2**63), max_size=5),
+                 st.lists(scalar.filter(lambda v: not isinstance(v, int) or abs(v) < 2**64), max_size=5), junk),
+       st.one_of(st.sampled_from([2, 4]), anything), targets)
+def test_check_transpose(shape, itemsize, target):
+    answers_or_refuses(layouts.check_transpose, shape, itemsize, target)
+
+
+# --- layers (planning only) ---------------------------------------------------------------------------------------
+
+# a batch a caller could mean: up to 2**63 (a 1,000-digit one reaches conv2d_plan's messages whole: reported)
+batches = st.one_of(st.integers(1, 64), st.integers(1, 10**7), scalar.filter(lambda v: not isinstance(v, int) or abs(v) <= 2**63), seq)
+
+
+@FAST
+@given(names)
+def test_get_layer_and_in_contract(name):
+    for f in (layers.get_layer, layers.in_contract): answers_or_refuses(f, name)
+
+
+@FAST
+@given(names, batches)
+def test_kernel_args_and_dispatch_path(name, N):
+    for f in (layers.kernel_args, layers.dispatch_path): answers_or_refuses(f, name, N)
+
+
+@FAST
+@given(names, batches, targets, st.one_of(st.integers(1, 64), anything), dtypes)
+def test_layer_plan(name, N, target, num_programs, dtype):
+    answers_or_refuses(layers.layer_plan, name, N, target, num_programs, dtype)
+
+
+@FAST
+@given(names, targets, batches, dtypes)
+def test_programs_to_fit_and_explain_args(name, target, N, dtype):
+    answers_or_refuses(layers.programs_to_fit, name, target, N, dtype)
+    answers_or_refuses(layers.explain_args, name, N, target, dtype)
+
+
+def _one_of(v, choices) -> bool:
+    "Whether `v` is one of `choices`, by type and value (an array is none of them)."
+    return any(type(v) is type(c) and v == c for c in choices if not isinstance(v, np.ndarray))
+
+
+def _good_N(N) -> bool: return isinstance(N, (int, np.integer)) and not isinstance(N, (bool, np.bool_)) and 1 <= N < 10**9
+
+
+bad_runs = st.one_of(st.fixed_dictionaries(dict(targets=st.one_of(targets.map(lambda t: (t,)), junk, ints)))
+                     .filter(lambda kw: not (isinstance(kw['targets'], tuple) and len(kw['targets']) == 1
+                                             and _one_of(kw['targets'][0], ('trn1', 'trn2', 'trn3', None)))),
+                     st.fixed_dictionaries(dict(N=st.one_of(numbers, junk, huge, st.integers(max_value=0))))
+                     .filter(lambda kw: not _good_N(kw['N'])),
+                     # bytes left out: as_dtype (chapter 1) reads b'\x0b' as a NumPy type code, float32 (reported)
+                     st.fixed_dictionaries(dict(dtype=dtypes)).filter(lambda kw: not isinstance(kw['dtype'], bytes) and not _one_of(kw['dtype'],
+                                                                      ('float32', 'float16', 'bfloat16', np.float32))),
+                     st.fixed_dictionaries(dict(seed=st.one_of(junk, st.floats(), st.booleans(), st.integers(max_value=-1)))))
+
+
+@FAST
+@given(st.sampled_from(['mamba-130m', 'mobilenetv2-192x28']), bad_runs)
+def test_run_layer_refuses_bad_arguments_before_running(name, kw):
+    "Bad targets, batch, dtype or seed: refused before anything is simulated (the deadline would catch a run)."
+    r = answers_or_refuses(layers.run_layer, name, **kw)
+    assert isinstance(r, (ValueError, TypeError)), f"run_layer({name!r}, **{kw}) ran"
+
+
+@FAST
+@given(names, batches, dtypes, st.one_of(st.integers(0, 10), junk))
+def test_layer_inputs_are_bounded(name, N, dtype, seed):
+    "Drawn only within MAX_HBM_BYTES: a huge batch is refused before anything is allocated."
+    if isinstance(N, int) and not isinstance(N, bool) and 1 <= N and isinstance(name, str) and name in layers.LAYERS:
+        _, img, filt, _, _ = layers.kernel_args(name, N)
+        if np.prod(img, dtype=object) * 8 > 2**26 and np.prod(img, dtype=object) * 8 <= 2**31: return   # legal, slow
+    answers_or_refuses(layers.layer_inputs, name, N, dtype, seed)
+
+
+@FAST
+@given(labels)
+def test_jax_dimension_numbers(text):
+    answers_or_refuses(layers.jax_dimension_numbers, text)
+
+
+# --- the command line ---------------------------------------------------------------------------------------------
+
+int_text = st.one_of(st.lists(st.integers(-2, 70), min_size=1, max_size=5).map(lambda v: ','.join(map(str, v))),
+                     st.lists(st.integers(1, 10**7), min_size=1, max_size=4).map(lambda v: ','.join(map(str, v))),
+                     st.text(max_size=12), st.just('9' * 5000), st.just('1,2,\u0663'), st.just('1e3'), st.just(' 4 '))
+
+
+@FAST
+@given(int_text, st.sampled_from([(1,), (3,), (1, 2), (1, 2, 4)]), st.integers(0, 2), st.integers(0, 10**7))
+def test_parse_ints(text, counts, minimum, maximum):
+    r = answers_or_refuses(cli.parse_ints, text, '--x', counts, minimum, '', maximum)
+    if isinstance(r, tuple): assert len(r) in counts and all(minimum <= v <= maximum for v in r)
+    else: assert isinstance(r, cli.UsageError) and len(str(r)) < 300
+
+
+options = st.fixed_dictionaries({}, optional={
+    '--shape': int_text, '--filter': int_text, '--padding': int_text, '--lhs-dilation': int_text,
+    '--programs': int_text, '--batch': int_text, '--layer': st.one_of(st.sampled_from(list(layers.LAYERS)), st.text(max_size=8)),
+    '--dtype': st.sampled_from(['float32', 'bfloat16', 'int8']), '--target': st.sampled_from(['trn1', 'trn3', 'trn9']),
+    '--in-perm': st.just(None), '--lines': st.just(None), '--list-layers': st.just(None), '--predict': st.just(None)})
+
+
+@settings(FAST, max_examples=EXAMPLES or 80, deadline=10_000)
+@given(st.sampled_from([['explain', 'conv1d'], ['explain', 'conv2d'], ['explain'], ['explain', 'conv3d'], ['tour', '--seed'],
+                        ['--versions'], ['tour', '--progress']]), options, st.booleans())
+def test_dwlit_ends_with_an_answer_or_one_line(head, opts, predict):
+    "`dwlit` on any mix of options: status 0 with output, or status 2 and one line on stderr; never an internal error."
+    argv = list(head)
+    if head == ['tour', '--seed']: argv += [opts.pop('--shape', '1,2'), '--help']     # the tour itself runs elsewhere
+    if head == ['tour', '--progress']: argv += [opts.pop('--dtype', 'always'), '--help']
+    for k, v in opts.items():
+        if k == '--predict' and not predict: continue
+        argv += [k] if v is None else [k, v]
+    if argv[0] == 'explain' and '--predict' not in argv: argv.append('--no-predict')       # simulation is bounded elsewhere
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): status = cli.main(argv)
+    assert 'internal error' not in err.getvalue(), (argv, err.getvalue()[:500])
+    if status == 0: assert out.getvalue(), argv
+    else: assert status == 2 and err.getvalue().count('\n') == 1 and len(err.getvalue()) < 2000, (argv, status, err.getvalue()[:500])
+
+
+# --- the entry points' argument checks ----------------------------------------------------------------------------
+
+def _small(shape, seed=0): return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@settings(FAST, max_examples=EXAMPLES or 80, deadline=5000)
+@given(st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 12)), st.integers(1, 5),
+       st.one_of(st.tuples(st.tuples(st.integers(0, 3), st.integers(0, 3)), st.tuples(st.integers(0, 3), st.integers(0, 3))),
+                 anything, st.just(((0, 0), (10**30, 1)))),
+       st.fixed_dictionaries({}, optional=dict(out_shape=anything, stride=anything, rhs_dilation=anything,
+                                               lhs_dilation=anything, lnc=anything)))
+def test_conv1d_entry_point_checks(shape, W_f, padding, kw):
+    N, C, W = shape
+    answers_or_refuses(simulate_kernel, conv1d_depthwise_bf01_oi01_bf01, _small((N, C, 1, W)), _small((C, 1, 1, W_f)),
+                       padding, **kw)
+
+
+@settings(FAST, max_examples=EXAMPLES or 80, deadline=5000)
+@given(st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 6), st.integers(1, 6)),
+       st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       st.one_of(st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+                 anything),
+       st.fixed_dictionaries({}, optional=dict(lhs_dilation=st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)),
+                                                                      st.just((10**30, 10**30)), anything),
+                                               out_shape=anything, stride=anything, rhs_dilation=anything,
+                                               in_perm=anything)))
+def test_conv2d_entry_point_checks(shape, k, padding, kw):
+    "(A long string for stride or rhs_dilation is echoed whole by conv2d's own check, chapter 11: reported, left out.)"
+    kw = {k_: v for k_, v in kw.items() if not (k_ in ('stride', 'rhs_dilation') and isinstance(v, str) and len(v) > 60)}
+    N, C, H, W = shape
+    answers_or_refuses(simulate_kernel, conv2d_depthwise_f01b_o01i_bf01, _small((C, H, W, N)), _small((C, *k, 1)),
+                       padding, **kw)
+
+
+def test_the_property_check_can_fail():
+    "The checker refuses what it must: an internal exception, a message that echoes a value whole."
+    with pytest.raises(ZeroDivisionError): answers_or_refuses(lambda: 1 // 0)
+    with pytest.raises(AssertionError, match='echoed whole'): answers_or_refuses(lambda: (_ for _ in ()).throw(SimulatorError('x' * 500)))
+    with pytest.raises(KeyError): answers_or_refuses(lambda: {}['trn7'])
+    with pytest.raises(TypeError): answers_or_refuses(lambda: {} in {})      # Python's own TypeError is not clear
