@@ -91,6 +91,7 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
                                   f"{W_padding_r:,}))")
     return Conv1dGeometry(N, C_in, W, W_f, W_out, W_padding_l, W_padding_r, dt)
 
+# %% ../nbs/08_conv1d_kernels.ipynb #ad24febf
 def check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out=None, out_shape=None,
                       entry=False) -> Conv1dGeometry:
     "A 1D kernel's first checks: its tensors are tensors, then `conv1d_geometry` on their shapes and dtypes."
@@ -121,6 +122,7 @@ def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, item
                  prod_buffer_last=prod * (2 if path == 'f_packing' and N > 1 else 1))
     return {k: v * itemsize for k, v in b.items()}
 
+# %% ../nbs/08_conv1d_kernels.ipynb #b7802242
 def _check_sbuf(who, g, path, full_tiles, partial):
     "Raise `AllocationError` with the numbers, and what would help, if this program's share of call `g` does not fit."
     core = current_core()
@@ -342,6 +344,7 @@ def _check_entry_sizes(g, who):
                               f"more than the MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B one HBM tensor may take (the simulator "
                               f"keeps HBM in host memory): fewer batch elements or channels per call would fit")
 
+# %% ../nbs/08_conv1d_kernels.ipynb #8d7fd821
 @kernel
 def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
                                     out_shape=None):
