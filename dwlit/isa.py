@@ -135,7 +135,7 @@ def trace():
     try: yield tr
     finally: _traces.remove(tr)
 
-HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode')   # keywords that place or name an instruction, not its result
+HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # optional keywords: recorded when given
 
 def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
 
