@@ -20,10 +20,10 @@ from .isa import (add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS
 
 # %% auto #0
 __all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
-           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim',
-           'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel',
-           'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to',
-           'NKIObject']
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NkiTensor', 'NL_MODELLED', 'program_id', 'num_programs',
+           'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data',
+           'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max',
+           'min', 'broadcast_to', 'NKIObject']
 
 # %% ../nbs/04_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -242,18 +242,19 @@ from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32,
 _ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
 (copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
  softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
+NkiTensor = Tensor                                    # NKI's name of the tensor type (for annotations)
 
 _NKI_NL = ('load store load_transpose2d matmul transpose empty_like rand '
            'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
            'gelu softmax erf mish dropout rms_norm mean prod all var equal not_equal greater greater_equal '
            'less less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift expand_dims '
-           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_ NkiTensor').split()
+           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_').split()
 _INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
             'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
 NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to', 'NKIObject',
-               'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add',
-               'subtract', 'multiply', 'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range', 'program_id',
-               'num_programs', 'program_ndim', 'tile_size')
+               'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add', 'subtract', 'multiply',
+               'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range',
+               'program_id', 'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):
     if name.startswith('__'): raise AttributeError(name)

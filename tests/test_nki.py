@@ -558,3 +558,29 @@ def test_nc_matmul_transpose_mode_is_refused_not_computed_as_a_matmul():
         st, mv = sbuf_from(np.eye(4)), sbuf_from(np.arange(12.0).reshape(4, 3))
         with pytest.raises(NotModelledError, match="is_transpose=True"):
             nisa.nc_matmul(nl.ndarray((4, 3), nl.float32, buffer=nl.psum), st, mv, is_transpose=True)
+
+
+def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel():
+    from dwlit.memory import Tensor
+    assert nl.NkiTensor is Tensor
+
+    @nki.jit
+    def running_sum(x: nl.NkiTensor) -> nl.NkiTensor:
+        "Cumulative sum over the last axis of a (B, S, H) input, seen as (B * S, H): one scan."
+        B, S, H = x.shape
+        x2 = x.reshape((B * S, H))
+        y = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t, ones = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf), nl.ones((B * S, H), nl.float32)
+        nisa.dma_copy(dst=t, src=x2)
+        r = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor_scan(r, ones, t, 0.0, nl.multiply, nl.add)
+        nisa.dma_copy(dst=y.reshape((B * S, H)), src=r)
+        return y
+
+    x = RNG.standard_normal((3, 4, 10)).astype(np.float32)
+    np.testing.assert_allclose(running_sum(x), np.cumsum(x.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-5)
+
+
+def test_dma_copy_third_positional_argument_is_oob_mode():
+    import inspect
+    assert list(inspect.signature(nisa.dma_copy).parameters)[:6] == ['dst', 'src', 'oob_mode', 'dge_mode', 'engine', 'name']
