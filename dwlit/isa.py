@@ -135,7 +135,7 @@ def trace():
     try: yield tr
     finally: _traces.remove(tr)
 
-HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode')   # keywords that place or name an instruction, not its result
+HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # optional keywords: recorded when given
 
 def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
 
@@ -520,6 +520,9 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
     _matmul_sizes(st, mv, dst)
     if accumulate is not None: check_bool(accumulate, 'accumulate')
+    if check_bool(is_transpose, 'is_transpose'):
+        raise NotModelledError("nisa.nc_matmul(is_transpose=True), the PE array's transpose mode, is not modelled; "
+                               "use nisa.nc_transpose")
     _distinct('nc_matmul', dst)
     add_to = _matmul_written(dst) if accumulate is None else np.full(dst.shape, bool(accumulate))
     product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once

@@ -16,14 +16,14 @@ from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_
                      hbm, private_hbm, shared_hbm, float32, float16, bfloat16, DTYPES, unset, _caller_name, MAX_HBM_BYTES)
 from .ap import View
 from .isa import (add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
-                       _not_modelled)
+                       nc_matmul, _not_modelled)
 
 # %% auto #0
 __all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
-           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim',
-           'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel',
-           'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to',
-           'NKIObject']
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NkiTensor', 'NL_MODELLED', 'program_id', 'num_programs',
+           'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data',
+           'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max',
+           'min', 'broadcast_to', 'NKIObject']
 
 # %% ../nbs/04_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -117,7 +117,7 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
     for pid in range(n):
         core = NeuronCore(target, pid, n, launch, launch.hbm)
         with use_core(core): r = fn(*bound.args, **bound.kwargs)
-        _check_result(r, fn, pid, inputs)
+        _check_result(r, fn, pid, inputs, n)
         if cores is not None: cores.append(core)
         if pid == 0: result = r
     return _to_numpy(result)
@@ -129,8 +129,8 @@ def _to_numpy(r):
     return type(r)(_to_numpy(x) for x in r)
 
 # %% ../nbs/04_programs.ipynb #9e6ac45b
-def _check_result(r, fn, pid, inputs):
-    "Raise unless kernel `fn`'s result is a shared_hbm tensor or an input (or a view of one), or a tuple/list of them."
+def _check_result(r, fn, pid, inputs, n=2):
+    "Raise unless kernel `fn`'s result (of `n` programs) is in HBM, shared_hbm if n > 1 (or an input), or a tuple/list of them."
     what = f"kernel {getattr(fn, '__name__', 'the kernel')} (program {pid})"
     how = ("a kernel returns the HBM tensor it wrote its result into: out = nl.ndarray(shape, dtype, "
            "buffer=nl.shared_hbm), fill it with nisa.dma_copy, then return out")
@@ -144,7 +144,7 @@ def _check_result(r, fn, pid, inputs):
         if t.buffer.on_chip:
             raise SimulatorError(f"{said}{x!r}, which is in {t.buffer.name.upper()}: on-chip memory belongs to one program "
                                  f"and is gone when it ends; dma_copy it into an nl.shared_hbm tensor and return that")
-        if t.buffer is not shared_hbm and not any(t is i for i in inputs):
+        if t.buffer is not shared_hbm and n > 1 and not any(t is i for i in inputs):
             raise SimulatorError(f"{said}{x!r}, which is in nl.hbm (private_hbm): a kernel's outputs must be "
                                  f"nl.shared_hbm, which every program sees; allocate out with buffer=nl.shared_hbm")
 
@@ -208,13 +208,28 @@ def min(x, axis, dtype=None, keepdims=False): return _reduce_tile(minimum, x, ax
 def broadcast_to(x, shape, name=None) -> Tensor:
     "A new SBUF tile of `shape` repeating the size-1 free axes of tile `x` (one tensor_copy from a step-0 view)."
     shape = check_ints(shape, 'shape', length=len(x.shape), minimum=1)
+    if len(shape) == 2 and x.shape[0] == 1 and shape[0] > 1 and x.shape[1] == shape[1]:
+        return _across_partitions(x, shape, name)
     if shape[0] != x.shape[0] or any(n != m and n != 1 for n, m in zip(x.shape, shape)):
-        raise NotModelledError(f"nl.broadcast_to {tuple(x.shape)} -> {shape}: dwlit repeats size-1 free axes only "
-                               f"(a broadcast across partitions moves data between lanes; use a matmul or a DMA)")
+        raise NotModelledError(f"nl.broadcast_to {tuple(x.shape)} -> {shape}: dwlit repeats size-1 free axes, or one "
+                               f"(1, F) row across partitions, nothing else")
     v = x if hasattr(x, 'pattern') else x[...]
     src = v.tensor.ap([[s if n == m else 0, m] for (s, n), m in zip(v.pattern, shape)], offset=v.offset)
     out = ndarray(shape, x.dtype, buffer=sbuf, name=name or 'broadcast')
     tensor_copy(out, src)
+    return out
+
+def _across_partitions(x, shape, name=None) -> Tensor:
+    "(1, F) -> (P, F): a matmul of a (1, P) row of ones with x, 512 columns at a time (exact; the lowering is ASSUMED)."
+    (P, F), w = shape, 512
+    ones = ndarray((1, P), x.dtype, buffer=sbuf, name='ones')
+    memset(ones, 1.0)
+    out = ndarray(shape, x.dtype, buffer=sbuf, name=name or 'broadcast')
+    for f0 in range(0, F, w):
+        n = F - f0 if F - f0 < w else w
+        acc = ndarray((P, n), float32, buffer=psum, name='broadcast_acc')
+        nc_matmul(acc, ones, x[:, f0:f0 + n])                 # acc[p, f] = 1 * x[0, f]: one product, exact
+        tensor_copy(out[:, f0:f0 + n], acc)
     return out
 
 class NKIObject:
@@ -227,18 +242,19 @@ from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32,
 _ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
 (copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
  softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
+NkiTensor = Tensor                                    # NKI's name of the tensor type (for annotations)
 
 _NKI_NL = ('load store load_transpose2d matmul transpose empty_like rand '
            'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
            'gelu softmax erf mish dropout rms_norm mean prod all var equal not_equal greater greater_equal '
            'less less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift expand_dims '
-           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_ NkiTensor').split()
+           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_').split()
 _INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
             'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
 NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to', 'NKIObject',
-               'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add',
-               'subtract', 'multiply', 'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range', 'program_id',
-               'num_programs', 'program_ndim', 'tile_size')
+               'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add', 'subtract', 'multiply',
+               'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range',
+               'program_id', 'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):
     if name.startswith('__'): raise AttributeError(name)

@@ -16,7 +16,7 @@ from .ap import make_view, index_view, reshape_view
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
-           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'DTYPES', 'KERNEL_DTYPES', 'Target',
+           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'Target',
            'draw_memories', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype', 'kernel_dtype',
            'Allocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'reinterpret',
            'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
@@ -99,22 +99,24 @@ float32, float16, bfloat16 = np.dtype(np.float32), np.dtype(np.float16), np.dtyp
 float8_e4m3, float8_e5m2, float8_e4m3fn = (np.dtype(ml_dtypes.float8_e4m3), np.dtype(ml_dtypes.float8_e5m2),
                                            np.dtype(ml_dtypes.float8_e4m3fn))      # storage types
 int8, uint8 = np.dtype(np.int8), np.dtype(np.uint8)
-DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16, 'float8_e4m3': float8_e4m3,
-          'float8_e5m2': float8_e5m2, 'float8_e4m3fn': float8_e4m3fn, 'int8': int8, 'uint8': uint8}
+KERNEL_DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}     # what the book's kernels compute in
+DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m2, 'float8_e4m3fn': float8_e4m3fn,
+          'int8': int8, 'uint8': uint8}                                          # what a tensor can hold
 
 # %% ../nbs/01_memory.ipynb #6b458fe2
-def as_dtype(dtype, arg='dtype') -> np.dtype:
-    "The modelled dtype `dtype` names (a name, a NumPy dtype or type), or an error listing them."
-    try: dt = DTYPES.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
+    "The dtype of `allowed` that `dtype` names (a name, a NumPy dtype or type), or an error listing them."
+    try: dt = allowed.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
     dt = dt.newbyteorder('=') if dt is not None and dt.byteorder in '<>' else dt   # '>f4' is float32 too
-    if dt not in DTYPES.values():
-        raise SimulatorError(f"{arg} must be one of {', '.join(DTYPES)}, got {arg}={shown(dtype)}")
+    if dt not in allowed.values():
+        raise SimulatorError(f"{arg} must be one of {', '.join(allowed)}, got {arg}={shown(dtype)}")
     return dt
 
 # %% ../nbs/01_memory.ipynb #k3dt0001
 KERNEL_DTYPES = ('float32', 'float16', 'bfloat16')   # what the depthwise kernels compute in; the 8-bit types are storage only
 
+# %% ../nbs/01_memory.ipynb #89294dc0
 def kernel_dtype(dtype, arg='dtype') -> np.dtype:
     "The dtype `dtype` names if the depthwise kernels compute in it (float32, float16, bfloat16), else an error saying so."
     dt = as_dtype(dtype, arg)
@@ -122,7 +124,6 @@ def kernel_dtype(dtype, arg='dtype') -> np.dtype:
         raise SimulatorError(f"{arg} must be one of {', '.join(KERNEL_DTYPES)} for the depthwise kernels "
                              f"({dt.name} is a storage type only), got {arg}={dt.name}")
     return dt
-
 
 # %% ../nbs/01_memory.ipynb #3d7de930
 class Allocator:
@@ -232,7 +233,7 @@ class Tensor:
 # %% ../nbs/01_memory.ipynb #5f378611
 def reinterpret(t: Tensor, dtype) -> Tensor:
     "Tensor `t`'s bytes read as `dtype` (NKI's `.ap(..., dtype=)`): the same storage and id, elements counted in `dtype`."
-    dt = as_dtype(dtype)
+    dt = as_dtype(dtype, allowed=DTYPES)
     if dt == t.dtype: return t
     per = (t.partition_size if t.buffer.on_chip else t.size) * t.dtype.itemsize      # bytes per partition (or in all)
     if per % dt.itemsize:
@@ -281,7 +282,7 @@ def unset(n: int, dtype) -> np.ndarray:
 # %% ../nbs/01_memory.ipynb #9316a95a
 def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
     "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
-    name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype)
+    name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
     alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")          # refused before any memory is taken
@@ -295,7 +296,7 @@ def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
 def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     "An HBM tensor holding a copy of NumPy `array`: how kernel inputs enter; its size is checked before the copy."
     a, core = np.asarray(array), current_core()
-    dtype = as_dtype(a.dtype, f"dtype of {name}")
+    dtype = as_dtype(a.dtype, f"dtype of {name}", DTYPES)
     if a.ndim == 0: raise SimulatorError(f"{name} must have at least one axis, got a 0-d array {shown(a.item())}")
     nbytes = a.size * dtype.itemsize
     core.hbm.check(name, nbytes, f"{a.shape} {dtype.name} ")

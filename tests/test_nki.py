@@ -120,6 +120,7 @@ def test_shared_hbm_outputs_are_seen_by_every_program_and_hbm_outputs_are_refuse
     np.testing.assert_array_equal(simulate_kernel(two_programs, x, nl.shared_hbm, num_programs=2), x)
     with pytest.raises(SimulatorError, match="must be nl.shared_hbm"):
         simulate_kernel(two_programs, x, nl.hbm, num_programs=2)
+    np.testing.assert_array_equal(simulate_kernel(two_programs, x, nl.hbm, num_programs=1), x)   # one program: fine
 
 
 def test_at_most_four_free_dimensions_per_pattern():
@@ -359,8 +360,17 @@ def test_nl_binary_functions_dispatch_and_refuse_partition_broadcast():
             nl.add(tx, sbuf_from(np.ones((1, 6))))
         with pytest.raises(SimulatorError, match="x or y must be a tile"):
             nl.add(1.0, 2.0)
-        with pytest.raises(NotModelledError, match="repeats size-1 free axes only"):
-            nl.broadcast_to(sbuf_from(np.ones((1, 6))), (4, 6))
+        with pytest.raises(NotModelledError, match="repeats size-1 free axes, or one"):
+            nl.broadcast_to(sbuf_from(np.ones((2, 6))), (4, 6))
+
+
+def test_broadcast_across_partitions_is_exact_and_recorded():
+    row = RNG.standard_normal((1, 700)).astype(np.float32)
+    with fresh():
+        with trace() as tr:
+            b = nl.broadcast_to(sbuf_from(row), (96, 700))
+        np.testing.assert_array_equal(b.numpy(), np.repeat(row, 96, axis=0))       # exact, not merely close
+        assert tr.counts() == {'memset': 1, 'nc_matmul': 2, 'tensor_copy': 2}     # 700 columns: two PSUM banks
 
 
 # --- reshape, .ap on a view, dtype= on .ap -----------------------------------------------------------------------
@@ -541,3 +551,36 @@ def test_activation_valid_input_ranges_are_enforced():
             nisa.activation(y, nl.log, sbuf_from(np.array([[1.0, 0.0]])))
         nisa.activation(y, nl.sin, sbuf_from(np.array([[0.5, -1.0]])))
         np.testing.assert_allclose(y.numpy(), np.sin([[0.5, -1.0]]), rtol=1e-6)
+
+
+def test_nc_matmul_transpose_mode_is_refused_not_computed_as_a_matmul():
+    with fresh():
+        st, mv = sbuf_from(np.eye(4)), sbuf_from(np.arange(12.0).reshape(4, 3))
+        with pytest.raises(NotModelledError, match="is_transpose=True"):
+            nisa.nc_matmul(nl.ndarray((4, 3), nl.float32, buffer=nl.psum), st, mv, is_transpose=True)
+
+
+def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel():
+    from dwlit.memory import Tensor
+    assert nl.NkiTensor is Tensor
+
+    @nki.jit
+    def running_sum(x: nl.NkiTensor) -> nl.NkiTensor:
+        "Cumulative sum over the last axis of a (B, S, H) input, seen as (B * S, H): one scan."
+        B, S, H = x.shape
+        x2 = x.reshape((B * S, H))
+        y = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t, ones = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf), nl.ones((B * S, H), nl.float32)
+        nisa.dma_copy(dst=t, src=x2)
+        r = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor_scan(r, ones, t, 0.0, nl.multiply, nl.add)
+        nisa.dma_copy(dst=y.reshape((B * S, H)), src=r)
+        return y
+
+    x = RNG.standard_normal((3, 4, 10)).astype(np.float32)
+    np.testing.assert_allclose(running_sum(x), np.cumsum(x.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-5)
+
+
+def test_dma_copy_third_positional_argument_is_oob_mode():
+    import inspect
+    assert list(inspect.signature(nisa.dma_copy).parameters)[:6] == ['dst', 'src', 'oob_mode', 'dge_mode', 'engine', 'name']
