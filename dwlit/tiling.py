@@ -163,7 +163,7 @@ def instruction_free_sizes(W_out, W_f) -> list:
     with errors_from('instruction_free_sizes'): W_out, W_f = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1)
     d = dispatch_decision(W_out, W_f)
     if d.chunks > 2**16:
-        raise SimulatorError(f"instruction_free_sizes: W_out={shown(W_out)} with W_f={W_f} makes {shown(d.chunks)} chunks, more than "
+        raise SimulatorError(f"instruction_free_sizes: W_out={shown(W_out)} with W_f={W_f} makes {d.chunks:,} chunks, more than "
                              f"the {2**16:,} it lists (no SBUF partition holds such a row)")
     if d.chunks == 1: return [(0, W_out, W_out * W_f)]
     F = d.flattend_input_img_f
