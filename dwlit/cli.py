@@ -36,12 +36,14 @@ class UsageError(SimulatorError):
 MAX_INT = 10_000_000   # no dimension above this: planning walks the H tiles one by one
 MAX_SEED = 2**32 - 1   # the tour's random inputs: any seed NumPy takes, within 32 bits
 
+# %% ../nbs/21_cli.ipynb #7c91b545
 def _int_text(v: str) -> int:
     "The integer '-?[0-9]+' `v` stands for; one of more than 20 digits only as far as 'too large' (it is never read whole)."
     sign, digits = ('-', v[1:]) if v.startswith('-') else ('', v)
     digits = digits.lstrip('0') or '0'
     return int(sign + (digits if len(digits) <= 20 else '9' * 21))
 
+# %% ../nbs/21_cli.ipynb #ca84b9c3
 def parse_ints(text: str, # what the user typed, e.g. '4,256,1000'
                arg: str, # the option, for the message, e.g. '--shape'
                counts: tuple, # how many integers are allowed, e.g. (3,) or (1, 2)
@@ -74,6 +76,7 @@ class Run:
     capacity: int
     seconds: float
 
+# %% ../nbs/21_cli.ipynb #54094638
 def run_traced(kern, *args, num_programs=1, target=None, **kwargs) -> Run:
     "Run `kern` like `simulate_kernel`, once per program, keeping its trace and every program's SBUF peak."
     t0, cores = time.perf_counter(), []
@@ -99,8 +102,10 @@ class TourCase:
 
 TOL = {'float32': 1e-4, 'float16': 2e-2, 'bfloat16': 5e-2}   # max |error| / max |reference| allowed per dtype
 
+# %% ../nbs/21_cli.ipynb #28f9693e
 def _data(rng, shape, dtype): return rng.standard_normal(shape).astype(as_dtype(dtype))
 
+# %% ../nbs/21_cli.ipynb #3dd05b7f
 def _pads(p) -> str:
     "'1' for (1, 1) or ((1, 1), (1, 1)); '2,3,0,1' for ((2, 3), (0, 1))."
     flat = np.ravel(p).tolist()
@@ -124,6 +129,7 @@ def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> 
                     f"1D {N},{C},{W} k{W_f} p{_pads(padding)}" + ('' if dtype == 'float32' else f" {dtype}"),
                     f"{busy} of {num_programs}")
 
+# %% ../nbs/21_cli.ipynb #5da9fb5a
 def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, dtype='float32') -> TourCase:
     "A tour case for the 2D kernel (chapters 10-12)."
     from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
@@ -216,11 +222,13 @@ def check_case(case: TourCase, out: np.ndarray) -> tuple:
     err = float(np.max(np.abs(out.astype(np.float64) - ref))) / max(1.0, float(np.max(np.abs(ref))))
     return err, err <= TOL[case.dtype]
 
+# %% ../nbs/21_cli.ipynb #2287280f
 def as_planned(case: TourCase, run: Run) -> bool:
     "Whether the run issued the multiplies and held the SBUF its plan (chapters 7 and 12) says, without running."
     return (len(run.trace.where(op='tensor_tensor')) == case.planned['tensor_tensor']
             and run.sbuf_peaks == case.planned['sbuf_peaks'])
 
+# %% ../nbs/21_cli.ipynb #22d0fa56
 def run_case(case: TourCase) -> TourRow:
     "Run one tour case in the simulator; check it against its reference and against its plan."
     run = run_traced(case.kernel, *case.args, num_programs=case.num_programs, **case.kwargs)
@@ -242,6 +250,7 @@ class Progress:
         "Erase the bar."
         if self.enabled: self.stream.write('\r' + ' ' * (self.width + 70) + '\r'); self.stream.flush()
 
+# %% ../nbs/21_cli.ipynb #7ecf9d39
 def tour(progress=None, seed=0, stream=None) -> list:
     "Run every tour case, printing the table one row per kernel as it finishes, then the legend; return the rows."
     cases, stream = tour_cases(seed), stream or sys.stdout
@@ -260,11 +269,14 @@ def tour(progress=None, seed=0, stream=None) -> list:
 
 # %% ../nbs/21_cli.ipynb #1daed3f2
 def _pad1d(p):  return (p[0], p[0]) if len(p) == 1 else p
+
+# %% ../nbs/21_cli.ipynb #71c03d2b
 def _pad2d(p):
     if len(p) == 1: return ((p[0], p[0]), (p[0], p[0]))
     if len(p) == 2: return ((p[0], p[0]), (p[1], p[1]))
     return ((p[0], p[1]), (p[2], p[3]))
 
+# %% ../nbs/21_cli.ipynb #1d4ee003
 def _groups(sizes) -> str:
     "'5 x 513, 1 x 435' from a list of sizes."
     out = []
@@ -273,6 +285,7 @@ def _groups(sizes) -> str:
         else: out.append([1, s])
     return ', '.join(f"{n} x {s:,}" for n, s in out)
 
+# %% ../nbs/21_cli.ipynb #324d6a3b
 def _table(header, rows, limit=24) -> list:
     "Lines of a plain-text table, at most `limit` rows (then a count of the rest)."
     cells = [list(map(str, header))] + [list(map(str, r)) for r in rows[:limit]]
@@ -286,11 +299,13 @@ _re_lines = [(re.compile(rf' ?\({_LREF}(?:[/,] ?{_LREF})*\)'), ''),          # '
              (re.compile(rf',? {_LREF}(?:[/,] ?{_LREF})*(?=\))'), ''),         # '(multiply, L251/L587)' -> '(multiply)'
              (re.compile(rf'\({_LREF}(?:[/,] ?{_LREF})*, '), '(')]             # '(L847, no program_id)' -> '(no program_id)'
 
+# %% ../nbs/21_cli.ipynb #272990cd
 def without_lines(text: str) -> str:
     "`text` without the original's line numbers ('L723', 'L154-L173'): `explain` shows them only with --lines."
     for rx, sub in _re_lines: text = rx.sub(sub, str(text))
     return text
 
+# %% ../nbs/21_cli.ipynb #c9bfb784
 def _say(text: str, lines=True) -> list:
     "A line of the explanation, wrapped at `WIDTH` columns (continuations indented), line numbers only if `lines`."
     import textwrap
@@ -318,6 +333,7 @@ def _why_not_run(shapes, itemsize, planned, force) -> str:
         return f"the plan has {planned:,} instructions to trace (limit {PREDICT_LIMIT:,}); add --predict to simulate it anyway"
     return ''
 
+# %% ../nbs/21_cli.ipynb #57528518
 def predicted_line(kern, shapes, rest, kwargs, programs, planned, target=None, force=None, dtype='float32') -> str:
     "The cost model's time for `kern` on zeros of `shapes` (image, filter, output), or why it was not computed."
     tg, dt = get_target(target).name, as_dtype(dtype)
@@ -336,6 +352,7 @@ def fix_flags(plan, fix) -> str:
     return ' '.join(([f"--shape {g.N},{g.C},{c['W']}"] if 'W' in c else []) +
                     [f"--{'programs' if k == 'num_programs' else k} {v}" for k, v in c.items() if k != 'W'])
 
+# %% ../nbs/21_cli.ipynb #03d7ad69
 def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
                    predict_time=None, lines=False) -> str:
     "The 1D entry point's plan for `shape` = (N, C, W): dispatch and why, SPMD tiles, free sizes, SBUF."
@@ -433,6 +450,7 @@ def layer_list() -> list:
             _table(('name', 'dims', 'C', 'size', 'kernel', 'network', 'in contract'), rows, len(rows)) +
             _say("in contract: whether the kernels take the layer (dwlit explain --layer NAME says why not)", False))
 
+# %% ../nbs/21_cli.ipynb #91b60bb8
 def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', predict_time=None, lines=False) -> str:
     "The plan for preset layer `name` (chapter 16) at batch `N`: what the layer is, then its 1D or 2D explanation."
     from dwlit.layers import get_layer, explain_args
@@ -551,6 +569,7 @@ def run_explain_layer(a, programs) -> str:
     N = parse_ints(a.batch or '1', '--batch', (1,), 1, 'N')[0]
     return explain_layer(a.layer, N, programs, a.dtype, a.target, a.predict, lines=a.lines)
 
+# %% ../nbs/21_cli.ipynb #b807d572
 def run_explain(a) -> str:
     "The `explain` subcommand: check the typed values (options the kernel does not take first), then plan."
     if a.list_layers:

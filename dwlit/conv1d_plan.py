@@ -71,7 +71,7 @@ def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', 
     with errors_from('max_W'): cap, isz = target_arg(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
     def need(W):
         W_out = pl + W + pr - W_f + 1
-        path = 'default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing'
+        path = dispatch_decision(W_out, W_f).kernel.removeprefix('conv1d_depthwise_')   # 'default' or 'f_packing'
         return sum(conv1d_sbuf_bytes(path, N, W_f, W_out, pl + W + pr, full_tiles, bool(partial), isz).values())
     lo, hi = max(1, W_f - pl - pr), cap // isz + 1              # need(lo) is the smallest; need(hi) > cap
     if need(lo) > cap: return 0

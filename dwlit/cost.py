@@ -105,12 +105,14 @@ def _positive(value, arg):
     if v <= 0: raise SimulatorError(f"{arg} must be > 0, got {arg}={shown(value)}")
     return v
 
+# %% ../nbs/14_cost_model.ipynb #fcaf0756
 def _rates(value, arg, keys):
     "A dict with a positive finite rate for each of `keys` (more keys are allowed), or an error naming `arg`."
     if not isinstance(value, dict) or not set(keys) <= set(value):
         raise SimulatorTypeError(f"{arg} must be a dict with a rate for each of {', '.join(map(repr, keys))}, got {arg}={shown(value)}")
     for k in keys: _positive(value[k], f"{arg}[{k!r}]")
 
+# %% ../nbs/14_cost_model.ipynb #419793be
 def _check_fields(m):
     "Refuse a `CostModel` with a field of the wrong kind or outside its range (each message names the field)."
     if not isinstance(m.target, str): raise SimulatorTypeError(f"target must be a name (a str), got target={shown(m.target)}")
@@ -154,6 +156,7 @@ def cost_model(target='trn1', **changes) -> CostModel:
 
 PE_DTYPES = tuple(d for d in DTYPES if 'float' in d)   # the PE array's input types (no integers)
 
+# %% ../nbs/14_cost_model.ipynb #1a4fdbce
 def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
     "Dense PE-array TFLOPS the model implies: 128 x 128 multiply-adds (2 flops each) per moving column."
     if not isinstance(model, CostModel): raise SimulatorTypeError(f"pe_tflops: model must be a CostModel (cost_model('trn2')), got model={shown(model)}")
@@ -172,10 +175,12 @@ def _bytes_of(acc: Access) -> int:
     "Bytes per element of operand `acc` (its tensor's dtype, which the trace records with every operand)."
     return dtype_bytes(acc.dtype)
 
+# %% ../nbs/14_cost_model.ipynb #8c0222a3
 def _free_dims(acc: Access) -> list:
     "The (step, num) pairs of `acc` with more than one element, without the partition axis of an on-chip tensor."
     return [(s, n) for s, n in (acc.pattern[1:] if acc.buffer in ('sbuf', 'psum') else acc.pattern) if n > 1]
 
+# %% ../nbs/14_cost_model.ipynb #49b8e269
 def contiguous_run(acc: Access) -> int:
     "Elements per contiguous run of `acc`, walked in order (a run never crosses an SBUF/PSUM partition)."
     dims = _free_dims(acc)
@@ -186,6 +191,7 @@ def contiguous_run(acc: Access) -> int:
         run *= n
     return run
 
+# %% ../nbs/14_cost_model.ipynb #f530281f
 def dma_runs(ins: Instruction) -> int:
     "Contiguous runs (DMA buffers) of transfer `ins`: a run ends wherever its source's or its destination's does."
     total = math.prod(n for _, n in ins.dst.pattern)
@@ -202,11 +208,13 @@ def _contiguous(acc: Access, step0=False) -> bool:
         run *= n
     return True
 
+# %% ../nbs/14_cost_model.ipynb #bc4bfcc6
 def _inner_contiguous(acc: Access) -> bool:
     "True if the innermost free dimension of `acc` has step 1."
     d = _free_dims(acc)
     return not d or d[-1][0] == 1
 
+# %% ../nbs/14_cost_model.ipynb #f2513cd8
 def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:   # CITED: the ISA reference's table
     "Streaming cycles on trn1 by the ISA reference's cost table: N, 2N or N/2 for N elements per partition."
     n, srcs = ins.free_elems, ins.srcs
@@ -228,6 +236,7 @@ def _streamed(ins: Instruction) -> tuple:
     "The operands `ins` streams: its output and its inputs, without the one-value-per-partition operands of a tensor_scalar."
     return (ins.dst,) + (tuple(ins.srcs[:1]) if ins.op in ('tensor_scalar', 'activation') else tuple(ins.srcs))
 
+# %% ../nbs/14_cost_model.ipynb #06666255
 def perf_mode_lift(ins: Instruction) -> float:                       # CITED: the trn2 guide's list
     "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
     ops = _streamed(ins)
@@ -240,6 +249,7 @@ def perf_mode_lift(ins: Instruction) -> float:                       # CITED: th
         if in_sbuf or inner: return 2.0                       # not contiguous, or one side in PSUM
     return 1.0
 
+# %% ../nbs/14_cost_model.ipynb #d3bf6756
 def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
     ops, trn1 = _streamed(ins), model.vector_elems_per_cycle[2] == model.partitions
@@ -252,11 +262,13 @@ def vector_cycles(ins: Instruction, model: CostModel) -> float:
         c *= 2                                       # CITED (trn1): a wide innermost step halves the bandwidth
     return c
 
+# %% ../nbs/14_cost_model.ipynb #f7402703
 def scalar_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles on the Scalar engine: N for N elements per partition (128 lanes on every target), halved bandwidth as above."
     wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
     return ins.free_elems * (2 if wide else 1)                         # N CITED; the halving ASSUMED
 
+# %% ../nbs/14_cost_model.ipynb #fd10caaa
 def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
     fp32 = max(_bytes_of(s) for s in ins.srcs) == 4
@@ -278,10 +290,12 @@ class Cost:
     @property
     def ns(self): return self.busy_ns + self.latency_ns
 
+# %% ../nbs/14_cost_model.ipynb #befb5db4
 def dma_lanes(ins: Instruction, model: CostModel) -> int:
     "How many DMA engines share transfer `ins`: one per 8 partitions touched, at most `model.dma_engines`."
     return max(1, min(model.dma_engines, div_ceil(ins.partitions, model.dma_partitions_per_engine)))
 
+# %% ../nbs/14_cost_model.ipynb #dabd6664
 def fixed_cycles(ins: Instruction, model: CostModel, stream: float, dependent=False) -> float:
     "Fixed cycles of a compute instruction: its access start, the static overhead if `penalty_rule` charges it, the floor."
     small = ins.free_elems < model.small_elems
@@ -322,8 +336,10 @@ class Slot:
     @property
     def end_ns(self): return self.start_ns + self.cost.ns
 
+# %% ../nbs/14_cost_model.ipynb #90fb4c06
 def _overlaps(a, lo, hi): return a.lo <= hi and lo <= a.hi
 
+# %% ../nbs/14_cost_model.ipynb #b50d7832
 class _Hazards:
     "Per tensor: the address ranges written and read so far, with when those accesses end."
     def __init__(self): self.writes, self.reads = defaultdict(dict), defaultdict(dict)   # tid -> {(lo, hi): (end, index)}
@@ -400,6 +416,7 @@ def _instructions(tr) -> list:
     if isinstance(tr, (list, tuple)) and all(isinstance(i, Instruction) for i in tr): return list(tr)
     raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...) or a list of its instructions, got tr={shown(tr)}")
 
+# %% ../nbs/14_cost_model.ipynb #28800eab
 def schedule(tr, target='trn1') -> Schedule:
     "Place every instruction of trace `tr` on its engine in program order, respecting address-range dependencies."
     m, ins_list = cost_model(target), _instructions(tr)
@@ -426,6 +443,7 @@ def schedule(tr, target='trn1') -> Schedule:
         hz.record(ins, slot.end_ns, n)
     return Schedule(slots, m)
 
+# %% ../nbs/14_cost_model.ipynb #8519df23
 def predict(tr, target='trn1', **changes) -> Schedule:
     "Predicted schedule of trace `tr` on `target` (with `cost_model` `changes`); `.total_ns` / `.seconds`: the time."
     with errors_from('predict'): return schedule(tr, cost_model(target, **changes))

@@ -12,6 +12,7 @@ from .checks import SimulatorError, SimulatorTypeError, check_int, check_ints, c
 from .memory import check_tensor, current_core
 from . import language as nl, isa as nisa
 from .language import kernel
+from .tiling import div_ceil
 
 # %% auto #0
 __all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS', 'MAX_DRAWN_ROWS',
@@ -165,7 +166,7 @@ def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping
                              f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
     out_H = dil_H_total - k_H + 1
     per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
-    most = -(-out_H // per_tile) + 1
+    most = div_ceil(out_H, per_tile) + 1
     if most > MAX_H_TILES:
         raise SimulatorError(f"the H window would need up to {most:,} H tiles: out_H = {out_H:,} output rows, each tile "
                              f"yielding at least {per_tile:,} (max_h_tile_size={max_h:,} image rows with "

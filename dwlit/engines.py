@@ -390,10 +390,10 @@ def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=
             ax.set_title(f"{tg}, {d}", fontsize=9)
             if i == len(dtypes) - 1: ax.set_xlabel(width_label, fontsize=8)
             if j == 0: ax.set_ylabel(size_label, fontsize=8)
-    fig.legend(handles=[Patch(color=COLOURS[n], label=n) for n in em.names], loc='lower center', ncol=len(em.names),
-               fontsize=8, frameon=False)
+    fig.legend(handles=[Patch(color=COLOURS[n], label=n) for n in em.names], loc='lower center', ncol=min(len(em.names), 3),
+               fontsize=8, frameon=False)                      # three per row: the 2D names are long
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.tight_layout(rect=(0, 0.03 * ((len(em.names) + 2) // 3) + 0.03, 1, 1))
     return fig
 
 # %% ../nbs/15_engine_question.ipynb #f67ad07f

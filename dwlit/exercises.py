@@ -15,7 +15,7 @@ from .ap import View, show_touches
 from . import language as nl, isa as nisa
 from .isa import trace
 from .language import simulate_kernel
-from .tiling import C_TILE_SIZE, PACK, div_ceil
+from .tiling import C_TILE_SIZE, chunk_positions, div_ceil
 from .conv1d import conv1d_depthwise_default
 from .dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
 
@@ -303,6 +303,7 @@ def _run_tile(fn, x, w, W_out, prod_shape, extra=()):
         status, v = _call(fn, *ts.values(), *extra)
     return status, v, tr, ts
 
+# %% ../nbs/18_exercises.ipynb #464b9aba
 def _factor(t, ts) -> tuple:
     "A term of the dataflow, for a message: ('x', partition, element), ('w', partition, tap), ('const', v) or ('?', term)."
     if t[0] == 'in':
@@ -352,6 +353,7 @@ def _conv_explain(tr, ts, p, i, W_f, stride, got, ref):
                     "\nIt pairs the right elements with the wrong taps: check that the two views line up axis by axis."))
     return text, dict(pairs=pairs, want=want, p=p, i=i)
 
+# %% ../nbs/18_exercises.ipynb #e56d4fbf
 def _conv_png(pic, L, W_f) -> bytes:
     "Two strips for one output position: the row elements and the taps it multiplied, expected above, yours below."
     p, i = pic['p'], pic['i']
@@ -472,6 +474,7 @@ def _say_ranges(rs) -> str:
     return (f"channels {rs[0][0]}..{rs[-1][1] - 1} ({size})" if not gaps else
             ', '.join(f"channels {a}..{b - 1}" for a, b in rs) + f" ({size})")
 
+# %% ../nbs/18_exercises.ipynb #e9b01977
 def _draw_programs(ax, table, C, title):
     "One row per program: its channel tiles as bars (partial ones orange), idle programs marked."
     for p, rs in table.items():
@@ -551,14 +554,14 @@ def _chunk_cases(seed):
     shapes = [(2, 402, 3), (1, 156, 7), (1, 208, 200), (1, 104, 100)]       # 400 = 171 + 171 + 58; 150; 9 = 3 * 3; one chunk
     for _ in range(3):
         W_f = int(rng.choice([5, 16, 33, 100, 200]))
-        F = div_ceil(PACK, W_f)
+        F = chunk_positions(W_f)
         shapes.append((int(rng.integers(1, 4)), W_f - 1 + int(rng.integers(F + 1, 3 * F + 1)), W_f))
-    return [(P, L, W_f, 1, (P, div_ceil(PACK, W_f), W_f),
-             f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1}, F={div_ceil(PACK, W_f)})") for P, L, W_f in shapes]
+    return [(P, L, W_f, 1, (P, chunk_positions(W_f), W_f),
+             f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1}, F={chunk_positions(W_f)})") for P, L, W_f in shapes]
 
 def _chunks(tr, W_out, W_f):
     "None if the trace is div_ceil(W_out, F) multiply/reduce pairs, else what it is instead."
-    F, c = div_ceil(PACK, W_f), tr.counts()
+    F, c = chunk_positions(W_f), tr.counts()
     k = div_ceil(W_out, F)
     if (c.get('tensor_tensor', 0), c.get('tensor_reduce', 0)) == (k, k): return None
     return (f"your code issued {c.get('tensor_tensor', 0)} multiplies and {c.get('tensor_reduce', 0)} reduces; "
@@ -606,6 +609,7 @@ def _holds(t, row, W) -> str:
         return f"x[{j}]" + (f" of partition {q}" if q else '')
     return f"the result of a {t[0]}"
 
+# %% ../nbs/18_exercises.ipynb #3703c600
 def check_dilated_row(fn, # your function (row, dilated, dil, W_padding_l), which issues the instructions
                       show=True, # draw a picture of a wrong answer
                       seed=0 # which random shapes
@@ -693,6 +697,7 @@ def _draw_buffers(ax, want, have, outer_row):
     ax.set_ylabel('buffer row (dilated row)', fontsize=8)
     ax.set_title("Input: the tile's span of the dilated image.\nOutput: its buffer; red: rows that differ", fontsize=9)
 
+# %% ../nbs/18_exercises.ipynb #251ddc98
 def _h_tile_verdict(fn, case, outer_row, window_size, show):
     "None if your answer fills this tile's buffer like the dilated image, else a wrong-answer `Result`."
     in_H, k_H, H_padding, dil, _ = case

@@ -589,7 +589,7 @@ def _label(ins) -> str:
 def plot_trace(tr: Trace, ax=None, title=None, fontsize=8):
     "Draw a trace: one row per engine, one box per instruction in issue order, coloured by program; labels where they fit."
     import matplotlib.pyplot as plt, matplotlib.patches as mpatches
-    ax = ax or plt.subplots(figsize=(8.6, 2.6))[1]   # 8.6 in: room for the program key within 9 in
+    ax = ax or plt.subplots(figsize=(8.2, 2.6))[1]   # 8.2 in: with the program key beside it, within the 9 in the site shows
     rows, cmap, n = {e: k for k, e in enumerate(ENGINES)}, plt.get_cmap('tab10'), max(len(tr), 1)
     box_pt = ax.get_position().width * ax.figure.get_figwidth() * 72 * 0.9 / (n + 1)   # one box's width in points
     labels = {}

@@ -241,5 +241,5 @@ def k_replication(C_in, taps, partitions=128) -> dict:
         if not isinstance(v, (int, np.integer)) or v < 1: raise SimulatorError(f"{k} must be an integer >= 1, got {k}={v!r}")
     rows = min(C_in, partitions)                     # channels per contraction tile
     r = max(1, min(taps, partitions // rows))
-    return dict(C_in=C_in, taps=taps, r=r, passes=-(-taps // r) * -(-C_in // partitions), rows_busy=rows * r,
+    return dict(C_in=C_in, taps=taps, r=r, passes=div_ceil(taps, r) * div_ceil(C_in, partitions), rows_busy=rows * r,
                 row_utilisation=rows * r / partitions)

@@ -139,7 +139,7 @@ def test_explain_conv2d_in_perm():
     (['explain', '--layer', 'long-conv'], "W_f=1024: the 1D entry point takes filters of fewer than 512 taps"),
     (['explain', '--layer', 'mamba-2.8b', '--shape', '1,8,100'], "--shape cannot go with --layer"),
     (['explain', '--layer', 'mamba-2.8b', '--padding', '1'], "--padding cannot go with --layer"),
-    (['explain', 'conv2d', '--layer', 'mamba-2.8b'], "--layer mamba-2.8b is a conv1d layer, got conv2d"),
+    (['explain', 'conv2d', '--layer', 'mamba-2.8b'], "--layer mamba-2.8b is a conv1d layer, got 'conv2d'"),
     (['explain', '--layer', 'mamba-2.8b', '--batch', '0'], "--batch must be >= 1, got '0'"),
     (['explain', '--layer', 'mamba-2.8b', '--batch', 'two'], "--batch must be an integer N, got 'two'"),
     (['explain', '--layer', 'mamba-2.8b', '--programs', '0'], "--programs must be >= 1"),
