@@ -6,25 +6,25 @@ Docs: https://dwlit.github.io/dwlit/exercises.html.md"""
 
 # %% ../nbs/18_exercises.ipynb #d8dad0dc
 from __future__ import annotations
-import io, linecache, textwrap, traceback
+import contextlib, inspect, io, linecache, textwrap, traceback
 from dataclasses import dataclass
+from typing import NamedTuple
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError
 from .memory import NeuronCore, use_core
-from .ap import View, show_touches
+from .ap import View, touch_counts
 from . import language as nl, isa as nisa
 from .isa import trace
-from .language import simulate_kernel
+from .language import Launch, simulate_kernel
 from .tiling import C_TILE_SIZE, chunk_positions, div_ceil
 from .conv1d import conv1d_depthwise_default
 from .dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
+_all_ = ['nl', 'nisa', 'div_ceil']        # what a stub uses joins `from dwlit.exercises import *`
 
 # %% auto #0
-__all__ = ['TITLES', 'EXERCISES', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'window_view_solution',
-           'check_filter_view', 'filter_view_solution', 'check_conv1d_tile', 'conv1d_tile_solution',
-           'check_program_channels', 'program_channels_solution', 'check_chunk_loop', 'conv1d_chunks_solution',
-           'check_dilated_row', 'dilate_row_solution', 'check_h_tile', 'h_tile_solution', 'check_strided_conv1d',
-           'conv1d_strided_tile_solution']
+__all__ = ['TITLES', 'EXERCISES', 'STUBS', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'check_filter_view', 'ConvCase',
+           'as_kernel', 'check_conv1d_tile', 'check_program_channels', 'check_chunk_loop', 'check_dilated_row',
+           'check_h_tile', 'check_strided_conv1d', 'show_solution', 'progress', 'nl', 'nisa', 'div_ceil']
 
 # %% ../nbs/18_exercises.ipynb #c6cf3b3b
 TITLES = {1: 'the sliding window', 2: 'the filter broadcast', 3: 'one tile: one multiply, one reduce',
@@ -92,9 +92,7 @@ def _your_lines(e, fn) -> str:
 
 _WHAT = ((AccessPatternError, "an access pattern reaches outside its tensor, or its first pair does not walk the "
                               "partitions with a step of the partition size"),
-         (AllocationError, "an allocation does not fit in what is free"),
-         (SimulatorTypeError, "an argument of the wrong kind"),
-         (SimulatorError, "the simulator refused an instruction: its operands do not fit together"))
+         (AllocationError, "an allocation does not fit in what is free"))   # other errors explain themselves
 
 def _error(n, case, e, fn, tr=None) -> Result:
     "A wrong-answer `Result` for an exception raised by your code: your line, the error, what that kind of error means."
@@ -156,13 +154,17 @@ def _strip(ax, expected, yours, first, xlabel, title):
     ax.set_xticks(np.arange(-0.5, grid.shape[1]), minor=True); ax.grid(which='minor', axis='x', color='#cccccc', lw=0.5)
     ax.set_xlabel(xlabel, fontsize=8); ax.set_title(title, fontsize=9)
 
-def _touches_png(tensor, expected: View, yours: View, title_expected, title_yours, sep=None) -> bytes:
-    "Expected against actual, drawn with `show_touches` on the same tensor; `sep`: draw a line every `sep` elements."
+def _touches_png(tensor, expected: np.ndarray, yours: View, title_expected, title_yours, sep=None) -> bytes:
+    "The reads per element of `tensor`: the `expected` addresses above, view `yours` below; `sep`: a line every `sep` elements."
     P, cols = tensor.shape[0], tensor.size // tensor.shape[0]
+    want = np.bincount(np.ravel(expected), minlength=tensor.size).reshape(P, cols)
     fig = _figure(max(6, 1.6 + 0.3 * cols), 2 * (0.95 + 0.32 * P))
-    for ax, v, t in zip(fig.subplots(2, 1), (expected, yours), (title_expected, title_yours)):
-        show_touches(v, ax=ax, title=t)
-        ax.tick_params(labelsize=8); ax.xaxis.label.set_size(8); ax.yaxis.label.set_size(8)
+    for ax, counts, t in zip(fig.subplots(2, 1), (want, touch_counts(yours).reshape(P, cols)), (title_expected, title_yours)):
+        ax.imshow(counts, cmap='Blues', vmin=0, vmax=max(3, counts.max()), aspect='equal')
+        for (r, k), v in np.ndenumerate(counts if counts.size <= 600 else np.zeros((0, 0))):
+            if v: ax.text(k, r, str(v), ha='center', va='center', fontsize=7, color='white' if v > 1.5 else 'black')
+        ax.set_xlabel('element within partition', fontsize=8); ax.set_ylabel('partition', fontsize=8)
+        ax.set_yticks(range(P)); ax.set_title(t, fontsize=9); ax.tick_params(labelsize=8)
         for k in range(sep or cols, cols, sep or cols): ax.axvline(k - 0.5, color='tab:red', lw=1.5)
     return _png(fig)
 
@@ -182,7 +184,7 @@ def _say(addrs, ps, unit, noun, p) -> str:
         return f"{what} of channel tile {t}" + ('' if q == p else f" in partition {q}")
     return ', '.join(f"{noun} {j} of tile {t}" + ('' if q == p else f" (partition {q})") for q, t, j in locs)
 
-def _view_verdict(n, fn, t, v, want, right, case, unit, noun, show):
+def _view_verdict(n, fn, t, v, want, case, unit, noun, show):
     "None if view `v` of tile `t` reads the addresses `want` (P, W_out, W_f), else a wrong-answer `Result`."
     name = getattr(fn, '__name__', 'your function')
     if v is None: return _wrong(n, case, f"{name} returned None: did you forget the `return`?")
@@ -200,23 +202,23 @@ def _view_verdict(n, fn, t, v, want, right, case, unit, noun, show):
     if not len(bad): return None
     (p, i), ps = map(int, bad[0]), t.size // t.shape[0]
     text = (f"output position {i} of partition {p} reads {_say(got[p, i], ps, unit, noun, p)}; it should read "
-            f"{_say(want[p, i], ps, unit, noun, p)}.\nYour view: {v!r}. The picture shows how often each element of "
-            f"{t.name} is read (red lines: where each channel tile starts).")
-    png = _touches_png(t, right, v, f"Expected: reads per element of {t.name} {t.shape}",
+            f"{_say(want[p, i], ps, unit, noun, p)}.\nYour view: {v!r}." + (f" The picture shows how often each element "
+            f"of {t.name} is read (red lines: where each channel tile starts)." if show else ''))
+    png = _touches_png(t, want, v, f"Expected: reads per element of {t.name} {t.shape}",
                        f"Yours: reads per element of {t.name} through {v!r}", sep=unit) if show else None
     return _wrong(n, case, text, png)
 
 def _check_views(n, fn, cases, make, show) -> Result:
-    "Run your view function on every case; `make(case, tile)` gives (arguments, wanted addresses, right view, unit, noun)."
+    "Run your view function on every case; `make(case, tile)` gives (arguments, wanted addresses, unit, noun)."
     for case in cases:
         P, cols, name, desc = case['P'], case['cols'], case['name'], case['desc']
         with use_core(NeuronCore()):
             t = nl.ndarray((P, cols), nl.float32, buffer=nl.sbuf, name=name)
-            args, want, right, unit, noun = make(case, t)
+            args, want, unit, noun = make(case, t)
             status, v = _call(fn, t, *args)
         if status == 'not done': return _not_done(n, fn, v)
         if status == 'error': return _error(n, desc, v, fn)
-        r = _view_verdict(n, fn, t, v, want, right, desc, unit, noun, show)
+        r = _view_verdict(n, fn, t, v, want, desc, unit, noun, show)
         if r is not None: return r
     return None
 
@@ -242,7 +244,7 @@ def check_window_view(fn, # your function (img_full, T, image_size, c_tile, W_ou
         W_out = s - W_f + 1
         p, i, k = np.ogrid[:P, :W_out, :W_f]
         want = p * (T * s) + ct * s + i + k                            # the window arithmetic, by index grids
-        return (T, s, ct, W_out, W_f), want, t.ap([[T * s, P], [1, W_out], [1, W_f]], offset=ct * s), s, 'element'
+        return (T, s, ct, W_out, W_f), want, s, 'element'
     cases = _window_cases(seed)
     return _check_views(1, fn, cases, make, show) or _passed(
         1, f"{len(cases)} shapes (P up to {max(c['P'] for c in cases)}, T up to {max(c['T'] for c in cases)}); every "
@@ -274,7 +276,7 @@ def check_filter_view(fn, # your function (filter_full, T, c_tile, W_out, W_f) -
         P, T, ct, W_out, W_f = c['P'], c['T'], c['c_tile'], c['W_out'], c['W_f']
         p, i, k = np.ogrid[:P, :W_out, :W_f]
         want = p * (T * W_f) + ct * W_f + k + 0 * i                     # i plays no part
-        return (T, ct, W_out, W_f), want, t.ap([[T * W_f, P], [0, W_out], [1, W_f]], offset=ct * W_f), W_f, 'tap'
+        return (T, ct, W_out, W_f), want, W_f, 'tap'
     cases = _filter_cases(seed)
     return _check_views(2, fn, cases, make, show) or _passed(
         2, f"{len(cases)} shapes; every output position of every partition reads taps 0..W_f-1 of its channel tile.")
@@ -286,22 +288,41 @@ def filter_view_solution(filter_full, T, c_tile, W_out, W_f):
     return filter_full.ap([[T * W_f, P], [0, W_out], [1, W_f]], offset=c_tile * W_f)
 
 # %% ../nbs/18_exercises.ipynb #4555a08f
-def _conv_reference(x, w, W_out, stride=1) -> np.ndarray:
-    "out[p, i] = sum_k x[p, i * stride + k] * w[p, k], by a loop over the taps in float64."
+def _conv_reference(x, w, W_out, stride=1, rhs_dil=1) -> np.ndarray:
+    "out[p, i] = sum_k x[p, i * stride + k * rhs_dil] * w[p, k], by a loop over the taps in float64."
     ref = np.zeros((x.shape[0], W_out))
-    for k in range(w.shape[1]): ref += x[:, k:k + stride * (W_out - 1) + 1:stride].astype(float) * w[:, k:k + 1]
+    for k in range(w.shape[1]):
+        e = k * rhs_dil
+        ref += x[:, e:e + stride * (W_out - 1) + 1:stride].astype(float) * w[:, k:k + 1]
     return ref
 
-def _run_tile(fn, x, w, W_out, prod_shape, extra=()):
-    "Run your tile code on a fresh core under a trace: (status, value, trace, {name: tensor})."
-    with use_core(NeuronCore()), trace() as tr:
+class ConvCase(NamedTuple):
+    "One shape a convolution check runs: the tiles' sizes, the window's stride and tap step, the scratch and its words."
+    P: int; L: int; W_f: int; stride: int; prod_shape: tuple; desc: str; rhs_dil: int = 1
+
+    @property
+    def W_out(self) -> int: return (self.L - (self.W_f - 1) * self.rhs_dil - 1) // self.stride + 1
+
+@contextlib.contextmanager
+def as_kernel(core):
+    "Run your code on `core` the way a kernel runs: tensors are reached only through instructions (no .numpy(), no .write())."
+    core.launch = Launch()
+    try: yield core
+    finally: core.launch = None
+
+def _run_tile(fn, x, w, W_out, prod_shape, extra=(), tiles=()):
+    "Run your tile code as a kernel on a fresh core under a trace: (status, value, trace, {name: tensor}, SBUF it took).\n\n"
+    "`tiles`: names of more (P, W_out) tiles, passed after out_tile; `extra`: the values passed after them."
+    with use_core(NeuronCore()) as core, trace() as tr:
         ts = dict(img_tile=nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf, name='img_tile'),
                   filt_tile=nl.ndarray(w.shape, nl.float32, buffer=nl.sbuf, name='filt_tile'),
                   prod=nl.ndarray(prod_shape, nl.float32, buffer=nl.sbuf, name='prod'),
-                  out_tile=nl.ndarray((x.shape[0], W_out), nl.float32, buffer=nl.sbuf, name='out_tile'))
+                  out_tile=nl.ndarray((x.shape[0], W_out), nl.float32, buffer=nl.sbuf, name='out_tile'),
+                  **{k: nl.ndarray((x.shape[0], W_out), nl.float32, buffer=nl.sbuf, name=k) for k in tiles})
         ts['img_tile'].write(x); ts['filt_tile'].write(w)
-        status, v = _call(fn, *ts.values(), *extra)
-    return status, v, tr, ts
+        before = core.sbuf.used
+        with as_kernel(core): status, v = _call(fn, *ts.values(), *extra)
+    return status, v, tr, ts, core.sbuf.peak - before
 
 # %% ../nbs/18_exercises.ipynb #464b9aba
 def _factor(t, ts) -> tuple:
@@ -312,6 +333,27 @@ def _factor(t, ts) -> tuple:
     if t[0] == 'const': return ('const', t[1])
     return ('?', t)
 
+def _window(p, i, W_f, stride, rhs_dil=1) -> list:
+    "The products output position `i` of partition `p` sums, as sorted (tap, element) factor pairs."
+    return sorted(((('w', p, k), ('x', p, i * stride + k * rhs_dil)) for k in range(W_f)), key=repr)
+
+def _summands(t) -> list:
+    "The terms an add-tree sums: a reduce with add, or tensor_tensor adds, flattened; any other term is one summand."
+    if t[0] == 'reduce' and t[1] == 'add': return [s for u in t[2] for s in _summands(u)]
+    if t[0] == 'op' and t[1] == 'add': return _summands(t[2]) + _summands(t[3])
+    return [t]
+
+def _owner(pairs, p, W_out, W_f, stride, rhs_dil=1):
+    "The output position whose whole window `pairs` is, or None."
+    e = next((pr[1][2] for pr in pairs if len(pr) == 2 and pr[0] == ('w', p, 0) and pr[1][:2] == ('x', p)), None)
+    if e is None or e % stride or not 0 <= e // stride < W_out: return None
+    return e // stride if _window(p, e // stride, W_f, stride, rhs_dil) == pairs else None
+
+def _pairs(t, ts) -> list:
+    "The factor pairs a reduce term sums (a lone factor where a summand is not a product), sorted."
+    return sorted((tuple(sorted((_factor(s[2], ts), _factor(s[3], ts)), key=lambda f: str(f[0]))) if s[0] == 'op'
+                   else (_factor(s, ts),) for s in _summands(t)), key=repr)
+
 def _say_factor(f, p) -> str:
     if f[0] in ('x', 'w'): return f"{f[0]}[{f[2]}]" + ('' if f[1] == p else f" of partition {f[1]}")
     if f[0] == 'const': return f"{f[1]:g}"
@@ -320,38 +362,74 @@ def _say_factor(f, p) -> str:
 def _say_sum(pairs, p) -> str:
     return ' + '.join('*'.join(_say_factor(f, p) for f in pr) for pr in pairs) or 'nothing'
 
-def _conv_explain(tr, ts, p, i, W_f, stride, got, ref):
+def _conv_explain(tr, ts, p, i, W_f, stride, got, ref, rhs_dil=1):
     "Why output position `i` of partition `p` is wrong, from the dataflow: (text, picture data or None)."
-    out = ts['out_tile']
-    t = dataflow(tr).get((out.id, p * out.shape[1] + i))
+    out, flow = ts['out_tile'], dataflow(tr)
+    t = flow.get((out.id, p * out.shape[1] + i))
     where = f"output position {i} of partition {p}"
     if t is None: return f"{where} is never written (it is still NaN: the simulator fills a new tile with NaN).", None
     if t[0] == 'const': return f"{where} is only set to {t[1]:g} by a memset (instruction {t[2]}); no reduce writes it.", None
+    added = t[0] == 'op' and t[1] == 'add'                 # partial sums added up (exercise 10): read it as one sum
+    if added: t = ('reduce', 'add', tuple(_summands(t)), t[-1])
     if t[0] != 'reduce': return f"{where} is written by instruction {t[-1]} ({tr.instructions[t[-1]].op}), not by a reduce.", None
     if t[1] != 'add': return f"{where} is reduced with nl.{t[1]} (instruction {t[3]}); a convolution adds its products: op=nl.add.", None
-    ops = {s[1] for s in t[2] if s[0] == 'op'}
+    ops = {s[1] for s in _summands(t) if s[0] == 'op'}
     if ops - {'multiply'}:
         return f"the products summed into {where} are made with nl.{sorted(ops - {'multiply'})[0]}, not nl.multiply.", None
-    pairs = [tuple(sorted((_factor(s[2], ts), _factor(s[3], ts)), key=lambda f: str(f[0]))) if s[0] == 'op'
-             else (_factor(s, ts),) for s in t[2]]
-    want = [(('w', p, k), ('x', p, i * stride + k)) for k in range(W_f)]
-    if sorted(pairs, key=repr) == sorted(want, key=repr):
-        return f"{where} is {got:g}, but it should be {ref:g}.", None
+    pairs, want = _pairs(t, ts), _window(p, i, W_f, stride, rhs_dil)
+    if pairs == want: return f"{where} is {got:g}, but it should be {ref:g}.", None
     text = (f"{where} sums {_say_sum([pr[::-1] for pr in pairs], p)}; its window is "
             f"{_say_sum([pr[::-1] for pr in want], p)}.")
+    pic = dict(pairs=pairs, want=want, p=p, i=i)
+    why = None if added else _misplaced(tr, ts, flow, t, p, i, W_f, stride, rhs_dil) or _misread(tr, t, pairs, p, W_f, stride, rhs_dil, out.shape[1])
+    return text + (why or _first_stray(tr, ts, t, pairs, want, p)), pic
+
+# %% ../nbs/18_exercises.ipynb #0b67ffa6
+def _misplaced(tr, ts, flow, t, p, i, W_f, stride, rhs_dil):
+    "When every sum of reduce `t` is a right window in the wrong place: whether the reduce or the multiply put it there."
+    W_out = ts['out_tile'].shape[1]
+    held = {k: _owner(_pairs(u, ts), p, W_out, W_f, stride, rhs_dil) for k in range(W_out)
+            if (u := flow.get((ts['out_tile'].id, p * W_out + k))) is not None and u[0] == 'reduce' and u[3] == t[3]}
+    if None in held.values() or len({j - k for k, j in held.items()}) != 1: return None
+    j, m = held[i], next(s[4] for s in t[2] if s[0] == 'op')
+    reduces = [k for k, ins in enumerate(tr.instructions) if ins.op == 'tensor_reduce']
+    base = reduces.index(t[3]) * ts['prod'].shape[1]          # where this chunk's sums belong (chunk k starts at k * F)
+    n, s_ = abs(j - i), 's' * (abs(j - i) != 1)
+    if tr.instructions[t[3]].dst.offset != base:
+        return (f"\nThat is the sum of output position {j}: the products are right, but the reduce, instruction {t[3]}:"
+                f"\n    {tr.instructions[t[3]]}\nwrites each sum {n} position{s_} {'before' if j > i else 'after'} its "
+                f"place. Check its dst's offset.")
+    return (f"\nThat is the window of output position {j}: the reduce writes where it should, but the multiply, "
+            f"instruction {m}:\n    {tr.instructions[m]}\nreads each window {n} position{s_} "
+            f"{'before' if j < i else 'after'} the right one. Check the offset of its view of img_tile.")
+
+def _misread(tr, t, pairs, p, W_f, stride, rhs_dil, W_out):
+    "When each product is right but reduce `t` sums products of several windows: the reduce and the multiply disagree."
+    m = next((s[4] for s in t[2] if s[0] == 'op'), None)
+    well = [pr for pr in pairs if len(pr) == 2 and pr[0][:2] == ('w', p) and pr[1][:2] == ('x', p)]
+    pos = [divmod(pr[1][2] - pr[0][2] * rhs_dil, stride) for pr in well]     # (output position, remainder) of w[k] * x[e]
+    js = sorted({j for j, r in pos})
+    seen = lambda a: (a.tensor_id, a.offset, [tuple(x) for x in a.pattern])
+    if (m is None or seen(tr.instructions[t[3]].srcs[0]) == seen(tr.instructions[m].dst) or len(well) < len(pairs)
+            or len(js) < 2 or any(r or not 0 <= j < W_out for j, r in pos)): return None
+    return (f"\nEach product is right, but the reduce, instruction {t[3]}:\n    {tr.instructions[t[3]]}\nsums products "
+            f"of output positions {', '.join(map(str, js[:6]))}{' ...' if len(js) > 6 else ''} together: it does not "
+            f"read prod the way the multiply, instruction {m}:\n    {tr.instructions[m]}\nwrote it. The multiply's dst "
+            f"and the reduce's data should be the same (P, W_out, W_f) view of prod, reduced along the taps.")
+
+def _first_stray(tr, ts, t, pairs, want, p):
+    "The instruction that made the first product that does not belong, and which of its operands reads wrong."
     extra = [pr for pr in pairs if pr not in want]
     src = next((s for s in t[2] if s[0] == 'op'
                 and tuple(sorted((_factor(s[2], ts), _factor(s[3], ts)), key=lambda f: str(f[0]))) in extra), None)
-    if src is not None:
-        ins = tr.instructions[src[4]]
-        xs = sorted(f[2] for pr in pairs for f in pr if f[0] == 'x' and f[1] == p)
-        ws = sorted(f[2] for pr in pairs for f in pr if f[0] == 'w' and f[1] == p)
-        bad = [nm for nm, got_, want_ in (('img_tile (the row elements)', xs, [f[2] for _, f in want]),
-                                          ('filt_tile (the taps)', ws, [f[2] for f, _ in want])) if got_ != want_]
-        text += (f"\nThe first product that does not belong comes from instruction {src[4]}:\n    {ins}"
-                 + (f"\nIts operand on {' and on '.join(bad)} reads the wrong elements." if bad else
-                    "\nIt pairs the right elements with the wrong taps: check that the two views line up axis by axis."))
-    return text, dict(pairs=pairs, want=want, p=p, i=i)
+    if src is None: return ''
+    xs = sorted(f[2] for pr in pairs for f in pr if f[0] == 'x' and f[1] == p)
+    ws = sorted(f[2] for pr in pairs for f in pr if f[0] == 'w' and f[1] == p)
+    bad = [nm for nm, got_, want_ in (('img_tile (the row elements)', xs, sorted(f[2] for _, f in want)),
+                                      ('filt_tile (the taps)', ws, sorted(f[2] for f, _ in want))) if got_ != want_]
+    return (f"\nThe first product that does not belong comes from instruction {src[4]}:\n    {tr.instructions[src[4]]}"
+            + (f"\nIts operand on {' and on '.join(bad)} reads the wrong elements." if bad else
+               "\nIt pairs the right elements with the wrong taps: check that the two views line up axis by axis."))
 
 # %% ../nbs/18_exercises.ipynb #e56d4fbf
 def _conv_png(pic, L, W_f) -> bytes:
@@ -376,30 +454,52 @@ def _conv_png(pic, L, W_f) -> bytes:
                f"Output position {i}, partition {p}: {label} multiplied")
     return _png(fig)
 
-def _check_conv(n, fn, cases, structure, show, with_stride=False):
-    "Run your tile code on each case (P, L, W_f, stride, prod shape, description) against NumPy; explain the first fault."
+# %% ../nbs/18_exercises.ipynb #eef5cdff
+def _flow_fault(tr, ts, W_f, stride, rhs_dil=1):
+    "The first output (partition, position) your instructions did not compute as its window's products, summed; or None."
+    out, flow = ts['out_tile'], dataflow(tr)
+    P, W_out = out.shape
+    for p in range(P):
+        for i in range(W_out):
+            t = flow.get((out.id, p * W_out + i))
+            if (t is None or t[0] not in ('reduce', 'op') or t[1] != 'add'
+                    or any(s[:2] != ('op', 'multiply') for s in _summands(t))
+                    or _pairs(t, ts) != _window(p, i, W_f, stride, rhs_dil)): return p, i
+    return None
+
+def _check_conv(n, fn, cases, structure, show, arg=None, tiles=()):
+    "Run your tile code on each `ConvCase` against NumPy; explain the first fault. `arg`: the case field passed last."
     rng = np.random.default_rng(0)
-    for P, L, W_f, stride, prod_shape, desc in cases:
-        W_out = (L - W_f) // stride + 1
-        x = rng.standard_normal((P, L)).astype(np.float32)
-        w = rng.standard_normal((P, W_f)).astype(np.float32)
-        status, v, tr, ts = _run_tile(fn, x, w, W_out, prod_shape, (stride,) if with_stride else ())
+    for c in cases:
+        W_out, desc = c.W_out, c.desc
+        x = rng.standard_normal((c.P, c.L)).astype(np.float32)
+        w = rng.standard_normal((c.P, c.W_f)).astype(np.float32)
+        status, v, tr, ts, took = _run_tile(fn, x, w, W_out, c.prod_shape, (getattr(c, arg),) if arg else (), tiles)
         if status == 'not done': return _not_done(n, fn, v)
         if status == 'error': return _error(n, desc, v, fn, tr)
-        got, ref = ts['out_tile'].numpy(), _conv_reference(x, w, W_out, stride)
+        got, ref = ts['out_tile'].numpy(), _conv_reference(x, w, W_out, c.stride, c.rhs_dil)
         bad = np.argwhere(~np.isclose(got, ref, rtol=1e-4, atol=1e-4))
         if len(bad):
             p, i = map(int, bad[0])
-            text, pic = _conv_explain(tr, ts, p, i, W_f, stride, float(got[p, i]), float(ref[p, i]))
-            return _wrong(n, desc, text, _conv_png(pic, L, W_f) if show and pic else None)
+            text, pic = _conv_explain(tr, ts, p, i, c.W_f, c.stride, float(got[p, i]), float(ref[p, i]), c.rhs_dil)
+            return _wrong(n, desc, text, _conv_png(pic, c.L, c.W_f) if show and pic else None)
+        fault = _flow_fault(tr, ts, c.W_f, c.stride, c.rhs_dil)
+        if fault:                                    # right numbers, not made from the tiles by these instructions
+            p, i = fault
+            text, _ = _conv_explain(tr, ts, p, i, c.W_f, c.stride, float(got[p, i]), float(ref[p, i]), c.rhs_dil)
+            return _wrong(n, desc, f"the numbers are right, but they do not come from your instructions on the tiles: {text}")
+        if took:
+            return _wrong(n, desc, f"the numbers are right, but your code allocated {took:,} more bytes per partition of "
+                                   f"SBUF. The tiles you are given are all it may use: prod {c.prod_shape} is the "
+                                   f"scratch for the products.")
         pe = [ins for ins in tr.instructions if ins.engine == 'Tensor']
         if pe: return _wrong(n, desc, f"the numbers are right, but your code uses the PE array ({pe[0].op}); these "
                                       f"kernels use the Vector engine only.")
-        msg = structure(tr, W_out, W_f)
+        msg = structure(tr, c)
         if msg: return _wrong(n, desc, f"the numbers are right, but {msg}")
     return None
 
-def _one_pair(tr, W_out, W_f):
+def _one_pair(tr, case):
     "None if the trace is one multiply and one reduce, else what it is instead."
     c = tr.counts()
     if (c.get('tensor_tensor', 0), c.get('tensor_reduce', 0)) == (1, 1): return None
@@ -415,7 +515,8 @@ def _tile_cases(seed):
     for _ in range(4):
         W_f = int(rng.integers(1, 7))
         shapes.append((int(rng.integers(1, 5)), W_f + int(rng.integers(0, 13)), W_f))
-    return [(P, L, W_f, 1, (P, L - W_f + 1, W_f), f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1})") for P, L, W_f in shapes]
+    return [ConvCase(P, L, W_f, 1, (P, L - W_f + 1, W_f), f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1})")
+            for P, L, W_f in shapes]
 
 def check_conv1d_tile(fn, # your function (img_tile, filt_tile, prod, out_tile), which issues the instructions
                       show=True, # draw a picture of a wrong answer
@@ -424,7 +525,7 @@ def check_conv1d_tile(fn, # your function (img_tile, filt_tile, prod, out_tile),
     "Exercise 3: does `fn` compute one tile's depthwise convolution with one multiply and one reduce?"
     cases = _tile_cases(seed)
     return _check_conv(3, fn, cases, _one_pair, show) or _passed(
-        3, f"{len(cases)} shapes (W_f up to {max(c[2] for c in cases)}); every output position matches NumPy, with one "
+        3, f"{len(cases)} shapes (W_f up to {max(c.W_f for c in cases)}); every output position matches NumPy, with one "
            f"multiply and one reduce per tile.")
 
 # %% ../nbs/18_exercises.ipynb #cda10998
@@ -549,19 +650,19 @@ def program_channels_solution(C, num_programs, pid):
 
 # %% ../nbs/18_exercises.ipynb #fc6ad11a
 def _chunk_cases(seed):
-    "Shapes for exercise 5: (P, L, W_f) with two to five chunks of div_ceil(512, W_f), or one; three drawn from `seed`."
+    "Shapes for exercise 5: (P, L, W_f) with one to five chunks of div_ceil(512, W_f); three drawn from `seed`."
     rng = np.random.default_rng(seed)
     shapes = [(2, 402, 3), (1, 156, 7), (1, 208, 200), (1, 104, 100)]       # 400 = 171 + 171 + 58; 150; 9 = 3 * 3; one chunk
     for _ in range(3):
         W_f = int(rng.choice([5, 16, 33, 100, 200]))
         F = chunk_positions(W_f)
         shapes.append((int(rng.integers(1, 4)), W_f - 1 + int(rng.integers(F + 1, 3 * F + 1)), W_f))
-    return [(P, L, W_f, 1, (P, chunk_positions(W_f), W_f),
-             f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1}, F={chunk_positions(W_f)})") for P, L, W_f in shapes]
+    return [ConvCase(P, L, W_f, 1, (P, chunk_positions(W_f), W_f),
+                     f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1}, F={chunk_positions(W_f)})") for P, L, W_f in shapes]
 
-def _chunks(tr, W_out, W_f):
+def _chunks(tr, case):
     "None if the trace is div_ceil(W_out, F) multiply/reduce pairs, else what it is instead."
-    F, c = chunk_positions(W_f), tr.counts()
+    W_out, F, c = case.W_out, chunk_positions(case.W_f), tr.counts()
     k = div_ceil(W_out, F)
     if (c.get('tensor_tensor', 0), c.get('tensor_reduce', 0)) == (k, k): return None
     return (f"your code issued {c.get('tensor_tensor', 0)} multiplies and {c.get('tensor_reduce', 0)} reduces; "
@@ -575,8 +676,8 @@ def check_chunk_loop(fn, # your function (img_tile, filt_tile, prod, out_tile) w
     "Exercise 5: does `fn` compute a long row in chunks of F = div_ceil(512, W_f), right to the last position?"
     cases = _chunk_cases(seed)
     return _check_conv(5, fn, cases, _chunks, show) or _passed(
-        5, f"{len(cases)} shapes (W_out up to {max(c[1] - c[2] + 1 for c in cases)}, W_f up to "
-           f"{max(c[2] for c in cases)}); every output position matches NumPy, in div_ceil(W_out, F) chunks.")
+        5, f"{len(cases)} shapes (W_out up to {max(c.W_out for c in cases)}, W_f up to "
+           f"{max(c.W_f for c in cases)}); every output position matches NumPy, in div_ceil(W_out, F) chunks.")
 
 # %% ../nbs/18_exercises.ipynb #e148e354
 def conv1d_chunks_solution(img_tile, filt_tile, prod, out_tile):
@@ -621,16 +722,16 @@ def check_dilated_row(fn, # your function (row, dilated, dil, W_padding_l), whic
         L = pl + (W - 1) * dil + 1 + pr
         desc = f"P={P}, W={W}, dil={dil}, W_padding_l={pl}, W_padding_r={pr} (L={L})"
         x = rng.standard_normal((P, W)).astype(np.float32)
-        with use_core(NeuronCore()), trace() as tr:
-            row = nl.ndarray((P, W), nl.float32, buffer=nl.sbuf, name='row'); row.write(x)
+        with use_core(NeuronCore()) as core, trace() as tr:
+            row = nl.ndarray((P, W), nl.float32, buffer=nl.hbm, name='row'); row.write(x)
             out = nl.ndarray((P, L), nl.float32, buffer=nl.sbuf, name='dilated')
-            status, v = _call(fn, row, out, dil, pl)
+            with as_kernel(core): status, v = _call(fn, row, out, dil, pl)
         if status == 'not done': return _not_done(6, fn, v)
         if status == 'error': return _error(6, desc, v, fn, tr)
         ref = np.zeros((P, L), np.float32)
         for j in range(W): ref[:, pl + j * dil] = x[:, j]                       # placed one sample at a time
         got = out.numpy()
-        copies = [ins for ins in tr.instructions if ins.op in ('dma_copy', 'tensor_copy') and ins.srcs[0].tensor_id == row.id]
+        copies = [ins for ins in tr.instructions if ins.op == 'dma_copy' and ins.srcs[0].tensor_id == row.id]
         bad = np.argwhere(~(got == ref))
         if len(bad):
             p, q = map(int, bad[0])
@@ -652,15 +753,20 @@ def check_dilated_row(fn, # your function (row, dilated, dil, W_padding_l), whic
             if show and copies:
                 c = copies[-1].dst
                 yours = out.ap([list(s) for s in c.pattern], offset=c.offset)
-                png = _touches_png(out, out.ap([[L, P], [dil, W]], offset=pl), yours,
+                p_, j_ = np.ogrid[:P, :W]
+                png = _touches_png(out, p_ * L + pl + j_ * dil, yours,
                                    f"Expected: where the copy writes the samples in {out.name} {out.shape}",
                                    f"Yours: where your copy writes, {yours!r}")
             return _wrong(6, desc, text, png)
         if len(copies) != 1:
-            return _wrong(6, desc, f"the result is right, but with {len(copies)} copies from row; one copy whose "
+            return _wrong(6, desc, f"the result is right, but with {len(copies)} DMA copies from row; one copy whose "
                                    f"destination pattern steps dil elements places every sample (L977-L995).")
+        fills = [ins for ins in tr.instructions if ins.dst.tensor_id == out.id and ins.op != 'dma_copy']
+        if [ins.op for ins in fills] != ['memset']:
+            return _wrong(6, desc, f"the result is right, but dilated is written by {', '.join(i.op for i in fills) or 'no'} "
+                                   f"instruction(s) besides the copy; the task is one memset, then the copy.")
     return _passed(6, f"{len(cases)} shapes (dilation up to {max(c[2] for c in cases)}); every sample lands on the "
-                      f"dilation grid and every other position is 0, with one copy.")
+                      f"dilation grid and every other position is 0, with one memset and one DMA copy.")
 
 # %% ../nbs/18_exercises.ipynb #e47ec0f0
 def dilate_row_solution(row, dilated, dil, W_padding_l):
@@ -726,6 +832,9 @@ def _h_tile_verdict(fn, case, outer_row, window_size, show):
                                    f"the tile never reads it. Load only the image rows its span holds.")
         have[b] = r
     b = next((b for b in range(n) if max(have[b], ZERO) != max(want[b], ZERO)), None)
+    if b is None and (org, load, ip) != (0, 0, 0) and not any(r >= 0 for r in want):
+        return _wrong(7, desc, f"{span}, and none of them is an image row, so nothing is loaded: the task asks for "
+                               f"(0, 0, 0) for such a tile; you returned ({org}, {load}, {ip}).")
     if b is None: return None
     say = lambda r, kind: f"image row {r}" if r >= 0 else kind
     imgs = [r for r in want if r >= 0]
@@ -736,8 +845,8 @@ def _h_tile_verdict(fn, case, outer_row, window_size, show):
             (f", {imgs[0]}..{imgs[-1]}, the first on buffer row {want.index(imgs[0])}." if imgs else '.'))
     if outer_row > out_H - H_padding[1] and load < len(imgs):
         text += (f"\nThis tile is on the last-row path (outer_row > out_H - H_r = {out_H - H_padding[1]}). Loading one "
-                 f"image row per output row left ({out_H - outer_row} here) is the original's own mistake on that path "
-                 f"(chapter 11): the windows of the last output rows still reach image rows further down.")
+                 f"image row per output row left ({out_H - outer_row} here) is what the literal bookkeeping does on that "
+                 f"path (chapter 11): the windows of the last output rows still reach image rows further down.")
     png = None
     if show:
         fig = _figure(4.2, 1.3 + 0.3 * n)
@@ -745,6 +854,7 @@ def _h_tile_verdict(fn, case, outer_row, window_size, show):
         png = _png(fig)
     return _wrong(7, desc, text, png)
 
+# %% ../nbs/18_exercises.ipynb #fdb57193
 def check_h_tile(fn, # your function (in_H, k_H, H_padding, dil_H_lhs, outer_row, window_size) -> 3 integers
                  show=True, # draw a picture of a wrong answer
                  seed=0 # which random shapes
@@ -781,7 +891,7 @@ def _stride_cases(seed):
     out = []
     for P, L, W_f, s in shapes:
         W_out = (L - W_f) // s + 1
-        out.append((P, L, W_f, s, (P, W_out, W_f), f"P={P}, L={L}, W_f={W_f}, stride={s} (W_out={W_out})"))
+        out.append(ConvCase(P, L, W_f, s, (P, W_out, W_f), f"P={P}, L={L}, W_f={W_f}, stride={s} (W_out={W_out})"))
     return out
 
 def check_strided_conv1d(fn, # your function (img_tile, filt_tile, prod, out_tile, stride)
@@ -790,8 +900,8 @@ def check_strided_conv1d(fn, # your function (img_tile, filt_tile, prod, out_til
                         ) -> Result:
     "Exercise 8: does `fn` compute a strided depthwise conv1d tile with one multiply and one reduce?"
     cases = _stride_cases(seed)
-    return _check_conv(8, fn, cases, _one_pair, show, with_stride=True) or _passed(
-        8, f"{len(cases)} shapes, strides {sorted({c[3] for c in cases})}; every output position matches NumPy, with "
+    return _check_conv(8, fn, cases, _one_pair, show, arg='stride') or _passed(
+        8, f"{len(cases)} shapes, strides {sorted({c.stride for c in cases})}; every output position matches NumPy, with "
            f"one multiply and one reduce per tile.")
 
 # %% ../nbs/18_exercises.ipynb #de093328
@@ -808,3 +918,22 @@ EXERCISES = {1: (check_window_view, window_view_solution), 2: (check_filter_view
              3: (check_conv1d_tile, conv1d_tile_solution), 4: (check_program_channels, program_channels_solution),
              5: (check_chunk_loop, conv1d_chunks_solution), 6: (check_dilated_row, dilate_row_solution),
              7: (check_h_tile, h_tile_solution), 8: (check_strided_conv1d, conv1d_strided_tile_solution)}
+
+# %% ../nbs/18_exercises.ipynb #1d14a246
+def show_solution(n):
+    "Print the solution of exercise `n` (1 to 8): read it once you have tried."
+    if n not in EXERCISES: raise SimulatorError(f"show_solution: n must be one of 1..{len(EXERCISES)}, got n={n!r}")
+    print(inspect.getsource(EXERCISES[n][1]))
+
+# %% ../nbs/18_exercises.ipynb #9c74e3b8
+STUBS = {1: 'window_view', 2: 'filter_view', 3: 'conv1d_tile', 4: 'program_channels', 5: 'conv1d_chunks',
+         6: 'dilate_row', 7: 'h_tile', 8: 'conv1d_strided_tile'}
+
+def progress(answers: dict) -> str:
+    "One line per exercise: the check's verdict on your function named as its stub in `answers` (e.g. `globals()`)."
+    lines = []
+    for n, name in STUBS.items():
+        fn = answers.get(name)
+        status = 'no function ' + name if fn is None else EXERCISES[n][0](fn, show=False).status
+        lines.append(f"{n}. {TITLES[n]:<40} {status}")
+    return '\n'.join(lines)

@@ -9,7 +9,7 @@ from dwlit import nl, nisa, NotDone, EXERCISES
 from dwlit.tiling import div_ceil
 from dwlit.tiling import spmd_tile_table
 from dwlit.dilation import calc_dilated_dimension, h_window_plan, plan_errors
-from dwlit.exercises import (Result, dataflow, check_window_view, check_filter_view, check_conv1d_tile,
+from dwlit.exercises import (Result, dataflow, progress, check_window_view, check_filter_view, check_conv1d_tile,
                              check_program_channels, check_chunk_loop, check_dilated_row, check_h_tile,
                              check_strided_conv1d, window_view_solution, conv1d_tile_solution, h_tile_solution,
                              program_channels_solution, _kernel_channels, _h_cases)
@@ -240,8 +240,8 @@ def test_chunk_loop_wrong_answers():
           "tensor 'img_tile'", 'offset=342')
     wrong(check_chunk_loop(stops_a_chunk_early), 'W_out=400, F=171', 'output position 342 of partition 0 is never written')
     r = wrong(check_chunk_loop(window_not_moved), 'output position 171 of partition 0 sums x[0]*w[0] + x[1]*w[1] + x[2]*w[2]; '
-              'its window is x[171]*w[0] + x[172]*w[1] + x[173]*w[2]', 'comes from instruction 2:',
-              'img_tile (the row elements) reads the wrong elements')
+              'its window is x[171]*w[0] + x[172]*w[1] + x[173]*w[2]',
+              'the reduce writes where it should, but the multiply, instruction 2:', 'Check the offset of its view of img_tile')
     assert Image.open(io.BytesIO(r.png)).size[0] <= 900
     wrong(check_chunk_loop(half_chunks), 'the numbers are right, but your code issued 5 multiplies and 5 reduces; '
           'f-packing takes div_ceil(W_out, F) = div_ceil(400, 171) = 3 chunks')
@@ -269,7 +269,7 @@ def test_dilated_row_wrong_answers():
         nisa.memset(dilated, 0)
         for j in range(W):
             nisa.dma_copy(dst=dilated.ap([[dilated.shape[1], P], [1, 1]], offset=pl + j * dil), src=row.ap([[W, P], [1, 1]], offset=j))
-    wrong(check_dilated_row(one_copy_per_sample), 'the result is right, but with 4 copies from row; one copy whose destination '
+    wrong(check_dilated_row(one_copy_per_sample), 'the result is right, but with 4 DMA copies from row; one copy whose destination '
           'pattern steps dil elements places every sample')
     def memset_after(row, dilated, dil, pl):
         nisa.dma_copy(dst=dilated.ap([[dilated.shape[1], row.shape[0]], [dil, row.shape[1]]], offset=pl), src=row)
@@ -286,7 +286,7 @@ def test_h_tile_wrong_answers():
         if outer_row > out_H - H_padding[1]: load = min(load, out_H - outer_row)
         return org, load, ip
     r = wrong(check_h_tile(literal_last_row), 'in_H=3, k_H=5, H_padding=(3, 3), dil_H_lhs=1, outer_row=4, window_size=1',
-              'Buffer row 1 (dilated row 5) should hold image row 2; yours holds zeros.', "the original's own mistake")
+              'Buffer row 1 (dilated row 5) should hold image row 2; yours holds zeros.', 'what the literal bookkeeping does on that path')
     assert Image.open(io.BytesIO(r.png)).size[0] <= 900
     def off_by_one(*a):
         org, load, ip = h_tile_solution(*a)
@@ -364,3 +364,107 @@ def test_a_check_never_raises_on_odd_answers():
             assert r.status == 'wrong', (n, r.message)
     r = check_window_view(lambda *a: 1 / 0)
     assert r.says('your code raised ZeroDivisionError in') and r.says('lambda *a: 1 / 0')
+
+
+# --- checks that cannot be fooled: the issue's cheats, each rejected with what is wrong ----------------------------
+
+def _conv_by_host(img_tile, filt_tile, prod, out_tile, stride=1):
+    "Issue the right instructions, then overwrite the output with a NumPy result read off the tiles."
+    x, w = img_tile.numpy(), filt_tile.numpy()
+    conv1d_tile_solution(img_tile, filt_tile, prod, out_tile)
+    out_tile.write(sum(x[:, k:k + out_tile.shape[1]] * w[:, k:k + 1] for k in range(w.shape[1])))
+
+
+def _dummy_then_storage(img_tile, filt_tile, prod, out_tile, stride=1):
+    "Dummy instructions (every window at element 0), then the right numbers written into the raw storage."
+    P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
+    x, w = img_tile.storage.reshape(P, L), filt_tile.storage.reshape(P, W_f)
+    nisa.tensor_tensor(dst=prod, data1=img_tile.ap([[L, P], [0, W_out], [1, W_f]]),
+                       data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
+    nisa.tensor_reduce(dst=out_tile, op=nl.add, data=prod, axis=2)
+    out_tile.storage[...] = sum(x[:, k:k + stride * (W_out - 1) + 1:stride] * w[:, k:k + 1] for k in range(W_f)).ravel()
+
+
+def _memset_answers(img_tile, filt_tile, prod, out_tile, stride=1):
+    "The right numbers, each put in place by a memset of a constant computed on the host."
+    P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
+    x, w = img_tile.storage.reshape(P, L), filt_tile.storage.reshape(P, W_f)
+    ref = sum(x[:, k:k + stride * (W_out - 1) + 1:stride] * w[:, k:k + 1] for k in range(W_f))
+    conv1d_tile_solution(img_tile, filt_tile, prod, out_tile) if stride == 1 else None
+    for p in range(P):
+        for i in range(W_out): nisa.memset(out_tile[p:p + 1, i:i + 1], float(ref[p, i]))
+
+
+@pytest.mark.parametrize('check', [check_conv1d_tile, check_chunk_loop, check_strided_conv1d])
+def test_a_host_answer_is_refused(check):
+    r = check(_conv_by_host if check is not check_strided_conv1d else lambda a, b, c, d, s: _conv_by_host(a, b, c, d))
+    wrong(r, "numpy() of tensor 'img_tile' inside a running kernel")
+
+
+@pytest.mark.parametrize('check', [check_conv1d_tile, check_strided_conv1d])
+def test_numbers_not_made_by_the_instructions_are_refused(check):
+    call = (lambda f: f) if check is check_strided_conv1d else (lambda f: lambda a, b, c, d: f(a, b, c, d))
+    wrong(check(call(_dummy_then_storage)), 'the numbers are right, but they do not come from your instructions',
+          'reads the wrong elements')
+    wrong(check(call(_memset_answers)), 'the numbers are right, but they do not come from your instructions',
+          'by a memset')
+
+
+def test_the_chunk_loop_may_not_allocate_the_product_buffer():
+    def chunks_in_own_buffer(img_tile, filt_tile, prod, out_tile):
+        P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
+        F = prod.shape[1]
+        big = nl.ndarray((P, W_out, W_f), nl.float32, buffer=nl.sbuf)
+        for base in range(0, W_out, F):
+            n = min(F, W_out - base)
+            v = big.ap([[W_out * W_f, P], [W_f, n], [1, W_f]], offset=base * W_f)
+            nisa.tensor_tensor(dst=v, data1=img_tile.ap([[L, P], [1, n], [1, W_f]], offset=base),
+                               data2=filt_tile.ap([[W_f, P], [0, n], [1, W_f]]), op=nl.multiply)
+            nisa.tensor_reduce(dst=out_tile.ap([[W_out, P], [1, n]], offset=base), op=nl.add, data=v, axis=2)
+    wrong(check_chunk_loop(chunks_in_own_buffer), 'the numbers are right, but your code allocated',
+          'prod (2, 171, 3) is the scratch for the products')
+
+
+def test_a_missing_dst_offset_blames_the_reduce_and_a_wrong_reduce_view_says_so():
+    def no_dst_offset(img_tile, filt_tile, prod, out_tile):
+        P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
+        for base in range(0, W_out, prod.shape[1]):
+            n = min(prod.shape[1], W_out - base)
+            nisa.tensor_tensor(dst=prod[:, :n, :], data1=img_tile.ap([[L, P], [1, n], [1, W_f]], offset=base),
+                               data2=filt_tile.ap([[W_f, P], [0, n], [1, W_f]]), op=nl.multiply)
+            nisa.tensor_reduce(dst=out_tile.ap([[W_out, P], [1, n]]), op=nl.add, data=prod[:, :n, :], axis=2)
+    r = wrong(check_chunk_loop(no_dst_offset), 'That is the sum of output position 342: the products are right, but the reduce',
+              "Check its dst's offset")
+    assert not r.says('reads the wrong elements')
+    def reduce_view_transposed(img_tile, filt_tile, prod, out_tile):
+        P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
+        nisa.tensor_tensor(dst=prod, data1=img_tile.ap([[L, P], [1, W_out], [1, W_f]]),
+                           data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
+        nisa.tensor_reduce(dst=out_tile, op=nl.add, data=prod.ap([[W_out * W_f, P], [1, W_out], [W_out, W_f]]), axis=2)
+    r = wrong(check_conv1d_tile(reduce_view_transposed), 'Each product is right, but the reduce',
+              "it does not read prod the way the multiply")
+    assert not r.says('reads the wrong elements')
+
+
+def test_exercise_6_needs_the_dma_and_exercise_7_the_empty_tile():
+    def engine_copy(row, dilated, dil, pl):
+        nisa.memset(dilated, 0)
+        nisa.tensor_copy(dst=dilated.ap([[dilated.shape[1], row.shape[0]], [dil, row.shape[1]]], offset=pl), src=row)
+    wrong(check_dilated_row(engine_copy), 'tensor_copy: src', 'engines read and write only SBUF and PSUM')
+    def sloppy_empty(in_H, k_H, H_padding, dil, outer_row, window_size):
+        org, load, ip = h_tile_solution(in_H, k_H, H_padding, dil, outer_row, window_size)
+        return (org, load, ip) if load else (5, 0, 2)
+    wrong(check_h_tile(sloppy_empty), 'the task asks for (0, 0, 0) for such a tile; you returned (5, 0, 2)')
+
+
+def test_import_star_gives_a_stub_what_it_needs_and_no_solution():
+    ns = {}
+    exec('from dwlit.exercises import *', ns)
+    assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'show_solution', 'progress', 'check_window_view'} <= set(ns)
+    assert not [k for k in ns if k.endswith('_solution') and k != 'show_solution']
+    exec("def window_view(img_full, T, image_size, c_tile, W_out, W_f):\n"
+         "    P = img_full.shape[0]\n"
+         "    return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)\n"
+         "r = check_window_view(window_view, show=False)", ns)
+    assert ns['r'].passed
+    assert progress(ns).splitlines()[0].endswith('passed') and progress(ns).splitlines()[1].endswith('no function filter_view')
