@@ -22,14 +22,17 @@ from .dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan
 _all_ = ['nl', 'nisa', 'div_ceil']        # what a stub uses joins `from dwlit.exercises import *`
 
 # %% auto #0
-__all__ = ['TITLES', 'EXERCISES', 'STUBS', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'check_filter_view', 'ConvCase',
+__all__ = ['TITLES', 'EXERCISES', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'check_filter_view', 'ConvCase',
            'as_kernel', 'check_conv1d_tile', 'check_program_channels', 'check_chunk_loop', 'check_dilated_row',
            'check_h_tile', 'check_strided_conv1d', 'show_solution', 'progress', 'nl', 'nisa', 'div_ceil']
 
 # %% ../nbs/18_exercises.ipynb #c6cf3b3b
 TITLES = {1: 'the sliding window', 2: 'the filter broadcast', 3: 'one tile: one multiply, one reduce',
           4: 'the channel tiles of program p', 5: 'the f-packing chunk loop', 6: 'an LHS-dilated row',
-          7: 'one tile of the H window', 8: 'stride 2 on the Vector engine'}
+          7: 'one tile of the H window', 8: 'stride 2 on the Vector engine',
+          # chapter 19's design problems
+          9: 'kernel dilation by access pattern', 10: 'a filter wider than its scratch',
+          11: "a channels-last image's gather", 12: 'output rows shared by SPMD programs'}
 
 class NotDone(Exception):
     "What an exercise stub raises until you write your answer in its place."
@@ -422,7 +425,10 @@ def _first_stray(tr, ts, t, pairs, want, p):
     extra = [pr for pr in pairs if pr not in want]
     src = next((s for s in t[2] if s[0] == 'op'
                 and tuple(sorted((_factor(s[2], ts), _factor(s[3], ts)), key=lambda f: str(f[0]))) in extra), None)
-    if src is None: return ''
+    if src is None:                                  # nothing extra: some products never reach this sum
+        gone = sorted(f[2] for f, _ in want if not any(f in pr for pr in pairs))
+        return (f"\nThe products of taps {', '.join(map(str, gone[:6]))}{' ...' if len(gone) > 6 else ''} never reach it: "
+                f"a partial sum was overwritten, or not added." if gone else '')
     xs = sorted(f[2] for pr in pairs for f in pr if f[0] == 'x' and f[1] == p)
     ws = sorted(f[2] for pr in pairs for f in pr if f[0] == 'w' and f[1] == p)
     bad = [nm for nm, got_, want_ in (('img_tile (the row elements)', xs, sorted(f[2] for _, f in want)),
@@ -920,20 +926,19 @@ EXERCISES = {1: (check_window_view, window_view_solution), 2: (check_filter_view
              7: (check_h_tile, h_tile_solution), 8: (check_strided_conv1d, conv1d_strided_tile_solution)}
 
 # %% ../nbs/18_exercises.ipynb #1d14a246
-def show_solution(n):
-    "Print the solution of exercise `n` (1 to 8): read it once you have tried."
-    if n not in EXERCISES: raise SimulatorError(f"show_solution: n must be one of 1..{len(EXERCISES)}, got n={n!r}")
-    print(inspect.getsource(EXERCISES[n][1]))
+def show_solution(n, exercises=None):
+    "Print the solution of exercise `n`: read it once you have tried. `exercises`: chapter 19 passes its PROBLEMS."
+    exercises = EXERCISES if exercises is None else exercises
+    if n not in exercises: raise SimulatorError(f"show_solution: n must be one of {', '.join(map(str, exercises))}, got n={n!r}")
+    print(inspect.getsource(exercises[n][1]))
 
 # %% ../nbs/18_exercises.ipynb #9c74e3b8
-STUBS = {1: 'window_view', 2: 'filter_view', 3: 'conv1d_tile', 4: 'program_channels', 5: 'conv1d_chunks',
-         6: 'dilate_row', 7: 'h_tile', 8: 'conv1d_strided_tile'}
-
-def progress(answers: dict) -> str:
+def progress(answers: dict, exercises=None) -> str:
     "One line per exercise: the check's verdict on your function named as its stub in `answers` (e.g. `globals()`)."
     lines = []
-    for n, name in STUBS.items():
+    for n, (check, solution) in (EXERCISES if exercises is None else exercises).items():
+        name = solution.__name__.removesuffix('_solution')          # the stub's name: window_view, ...
         fn = answers.get(name)
-        status = 'no function ' + name if fn is None else EXERCISES[n][0](fn, show=False).status
+        status = 'no function ' + name if fn is None else check(fn, show=False).status
         lines.append(f"{n}. {TITLES[n]:<40} {status}")
     return '\n'.join(lines)

@@ -1,6 +1,7 @@
-"""A reader in JupyterLab completes exercise 1 of the exercises chapter: open it (a saved wrong answer's verdict shows
+"""A reader in JupyterLab completes exercise 1 of the exercises chapter and runs the notebook on: open it (a saved wrong answer's verdict shows
 its message and picture), run all cells (no cell raises, and the stub's check says 'not done yet'), type the answer into the stub in the editor, run the stub and its check with
-Shift+Enter, and see the check pass.
+Shift+Enter, see the check pass, run all cells again with it solved (still nothing raises; `progress` says 1 passed),
+and find the eight solution cells collapsed.
 
 The JupyterLab server, the browser and the JavaScript helpers are those of tests/test_jupyterlab.py (Debian's headless
 Chromium; skipped with a reason when it is missing, an error when DWLIT_REQUIRE_BROWSER is set)."""
@@ -103,3 +104,17 @@ def test_a_reader_completes_exercise_1(exercises_lab):
         assert not d.execute_script(tl.ERRORS)
         d.execute_script(f"document.querySelectorAll('.jp-Notebook .jp-Cell')[{check}].scrollIntoView({{block: 'center'}});")
         d.save_screenshot(str(artifacts / f'{CHAPTER}_check_passed.png'))
+
+        # the reader runs the notebook on with exercise 1 solved: no later cell depends on the stub staying unsolved
+        ok = d.execute_async_script("""const done = arguments[arguments.length - 1];
+            window.jupyterapp.commands.execute('notebook:run-all-cells').then(r => done(r), e => done(String(e)));""")
+        assert ok is True, f"run all cells again: {ok}"
+        tl._wait(d, tl.IDLE, 120, "the kernel to be idle after running all cells again")
+        errors = d.execute_script(tl.ERRORS)
+        assert not errors, f"{name} with exercise 1 solved: cells raised: {errors}"
+        summary = d.execute_script(OUTPUT, d.execute_script(CELL, 'print(progress(globals()))'))
+        assert summary.splitlines()[0].endswith('passed') and summary.splitlines()[1].endswith('not done'), summary
+        # and the solutions are not in plain sight: their cells open collapsed
+        hidden = d.execute_script(tl.NB + """ return w.content.widgets.filter(c => c.model.type === 'code'
+            && c.model.sharedModel.getSource().includes('#| code-summary: "Solution"')).map(c => c.inputHidden);""")
+        assert len(hidden) == 8 and all(hidden), hidden
