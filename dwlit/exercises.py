@@ -93,16 +93,11 @@ def _your_lines(e, fn) -> str:
     lines = [linecache.getline(f.filename, k).rstrip() for k in range(f.lineno, (getattr(f, 'end_lineno', None) or f.lineno) + 1)]
     return textwrap.dedent('\n'.join(lines)).strip('\n')
 
-_WHAT = ((AccessPatternError, "an access pattern reaches outside its tensor, or its first pair does not walk the "
-                              "partitions with a step of the partition size"),
-         (AllocationError, "an allocation does not fit in what is free"))   # other errors explain themselves
 
 def _error(n, case, e, fn, tr=None) -> Result:
-    "A wrong-answer `Result` for an exception raised by your code: your line, the error, what that kind of error means."
+    "A wrong-answer `Result` for an exception raised by your code: your line, the error, the last instruction before it."
     where = _your_lines(e, fn)
-    what = next((w for k, w in _WHAT if isinstance(e, k)), None)
     text = f"your code raised {type(e).__name__}" + (f" in\n{textwrap.indent(where, '    ')}\n" if where else ": ") + str(e)
-    if what: text += f"\n({what})"
     if tr is not None and len(tr): text += f"\nThe last instruction that ran before it: {tr.instructions[-1]}"
     return _wrong(n, case, text)
 
