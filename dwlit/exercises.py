@@ -24,7 +24,7 @@ _all_ = ['nl', 'nisa', 'div_ceil']        # what a stub uses joins `from dwlit.e
 # %% auto #0
 __all__ = ['TITLES', 'EXERCISES', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'check_filter_view', 'ConvCase',
            'as_kernel', 'check_conv1d_tile', 'check_program_channels', 'check_chunk_loop', 'check_dilated_row',
-           'check_h_tile', 'check_strided_conv1d', 'show_solution', 'progress', 'nl', 'nisa', 'div_ceil']
+           'check_h_tile', 'check_strided_conv1d', 'reveal_solution', 'progress', 'nl', 'nisa', 'div_ceil']
 
 # %% ../nbs/18_exercises.ipynb #c6cf3b3b
 TITLES = {1: 'the sliding window', 2: 'the filter broadcast', 3: 'one tile: one multiply, one reduce',
@@ -921,10 +921,10 @@ EXERCISES = {1: (check_window_view, window_view_solution), 2: (check_filter_view
              7: (check_h_tile, h_tile_solution), 8: (check_strided_conv1d, conv1d_strided_tile_solution)}
 
 # %% ../nbs/18_exercises.ipynb #1d14a246
-def show_solution(n, exercises=None):
+def reveal_solution(n, exercises=None):
     "Print the solution of exercise `n`: read it once you have tried. `exercises`: chapter 19 passes its PROBLEMS."
     exercises = EXERCISES if exercises is None else exercises
-    if n not in exercises: raise SimulatorError(f"show_solution: n must be one of {', '.join(map(str, exercises))}, got n={n!r}")
+    if n not in exercises: raise SimulatorError(f"reveal_solution: n must be one of {', '.join(map(str, exercises))}, got n={n!r}")
     print(inspect.getsource(exercises[n][1]))
 
 # %% ../nbs/18_exercises.ipynb #9c74e3b8

@@ -11,14 +11,14 @@ from . import language as nl, isa as nisa
 from .checks import SimulatorError
 from .memory import NeuronCore, use_core
 from .tiling import div_ceil
-from .exercises import (NotDone, Result, ConvCase, show_solution, progress, _call, _check_conv, _error, _not_done,
+from .exercises import (NotDone, Result, ConvCase, reveal_solution, progress, _call, _check_conv, _error, _not_done,
                              _one_pair, _passed, _wrong)
 
-_all_ = ['nl', 'nisa', 'div_ceil', 'NotDone', 'show_solution', 'progress']   # what a stub needs, for `import *`
+_all_ = ['nl', 'nisa', 'div_ceil', 'NotDone', 'reveal_solution', 'progress']   # what a stub needs, for `import *`
 
 # %% auto #0
 __all__ = ['PROBLEMS', 'check_rhs_dilated_tile', 'check_tap_chunks', 'check_b01f_gather', 'check_program_rows', 'nl', 'nisa',
-           'div_ceil', 'NotDone', 'show_solution', 'progress']
+           'div_ceil', 'NotDone', 'reveal_solution', 'progress']
 
 # %% ../nbs/19_design_problems.ipynb #a0c74745
 def _rhs_cases(seed):

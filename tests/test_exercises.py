@@ -460,8 +460,8 @@ def test_exercise_6_needs_the_dma_and_exercise_7_the_empty_tile():
 def test_import_star_gives_a_stub_what_it_needs_and_no_solution():
     ns = {}
     exec('from dwlit.exercises import *', ns)
-    assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'show_solution', 'progress', 'check_window_view'} <= set(ns)
-    assert not [k for k in ns if k.endswith('_solution') and k != 'show_solution']
+    assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'reveal_solution', 'progress', 'check_window_view'} <= set(ns)
+    assert not [k for k in ns if k.endswith('_solution') and k != 'reveal_solution']
     exec("def window_view(img_full, T, image_size, c_tile, W_out, W_f):\n"
          "    P = img_full.shape[0]\n"
          "    return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)\n"
