@@ -136,6 +136,13 @@ def _figure(w, h):
     from matplotlib.figure import Figure
     return Figure(figsize=(min(w, 9), h), dpi=100, layout='constrained')
 
+def _can_draw(show) -> bool:
+    "Whether to draw a wrong answer's picture: asked for, and matplotlib installed (the `plots` extra); else text only."
+    if not show: return False
+    try: import matplotlib  # noqa: F401
+    except ImportError: return False
+    return True
+
 def _png(fig) -> bytes:
     "The figure as PNG bytes at dpi 100."
     buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=100); return buf.getvalue()
@@ -201,9 +208,9 @@ def _view_verdict(n, fn, t, v, want, case, unit, noun, show):
     (p, i), ps = map(int, bad[0]), t.size // t.shape[0]
     text = (f"output position {i} of partition {p} reads {_say(got[p, i], ps, unit, noun, p)}; it should read "
             f"{_say(want[p, i], ps, unit, noun, p)}.\nYour view: {v!r}." + (f" The picture shows how often each element "
-            f"of {t.name} is read (red lines: where each channel tile starts)." if show else ''))
+            f"of {t.name} is read (red lines: where each channel tile starts)." if _can_draw(show) else ''))
     png = _touches_png(t, want, v, f"Expected: reads per element of {t.name} {t.shape}",
-                       f"Yours: reads per element of {t.name} through {v!r}", sep=unit) if show else None
+                       f"Yours: reads per element of {t.name} through {v!r}", sep=unit) if _can_draw(show) else None
     return _wrong(n, case, text, png)
 
 def _check_views(n, fn, cases, make, show) -> Result:
@@ -483,7 +490,7 @@ def _check_conv(n, fn, cases, structure, show, arg=None, tiles=()):
         if len(bad):
             p, i = map(int, bad[0])
             text, pic = _conv_explain(tr, ts, p, i, c.W_f, c.stride, float(got[p, i]), float(ref[p, i]), c.rhs_dil)
-            return _wrong(n, desc, text, _conv_png(pic, c.L, c.W_f) if show and pic else None)
+            return _wrong(n, desc, text, _conv_png(pic, c.L, c.W_f) if _can_draw(show) and pic else None)
         fault = _flow_fault(tr, ts, c.W_f, c.stride, c.rhs_dil)
         if fault:                                    # right numbers, not made from the tiles by these instructions
             p, i = fault
@@ -629,7 +636,7 @@ def check_program_channels(fn, # your function (C, num_programs, pid) -> [(first
         if len(twice): text += f"\nOver all programs, yours computes channel {twice[0]} (and {len(twice) - 1} more) more than once."
         if len(never): text += f"\nOver all programs, yours never computes channel {never[0]} (and {len(never) - 1} more)."
         png = None
-        if show:
+        if _can_draw(show):
             fig = _figure(8, 2 * (0.9 + 0.3 * k))
             a0, a1 = fig.subplots(2, 1, sharex=True)
             _draw_programs(a0, want, C, f"Expected (from the kernel's trace): the channel tiles of each program, {desc}")
@@ -751,7 +758,7 @@ def check_dilated_row(fn, # your function (row, dilated, dil, W_padding_l), whic
             if wrong: text += f"\nx[{wrong[0][0]}] landed at position {wrong[0][1]}; it belongs at position {pl + wrong[0][0] * dil}."
             png = None
             if copies: text += f"\nYour copy: {copies[-1]}"
-            if show and copies:
+            if _can_draw(show) and copies:
                 c = copies[-1].dst
                 yours = out.ap([list(s) for s in c.pattern], offset=c.offset)
                 p_, j_ = np.ogrid[:P, :W]
@@ -849,7 +856,7 @@ def _h_tile_verdict(fn, case, outer_row, window_size, show):
                  f"image row per output row left ({out_H - outer_row} here) is what the literal bookkeeping does on that "
                  f"path (chapter 11): the windows of the last output rows still reach image rows further down.")
     png = None
-    if show:
+    if _can_draw(show):
         fig = _figure(4.2, 1.3 + 0.3 * n)
         _draw_buffers(fig.subplots(), want, have, outer_row)
         png = _png(fig)

@@ -468,3 +468,13 @@ def test_import_star_gives_a_stub_what_it_needs_and_no_solution():
          "r = check_window_view(window_view, show=False)", ns)
     assert ns['r'].passed
     assert progress(ns).splitlines()[0].endswith('passed') and progress(ns).splitlines()[1].endswith('no function filter_view')
+
+
+def test_a_check_without_matplotlib_answers_in_words(monkeypatch):
+    "The main job installs no matplotlib: a wrong answer's verdict is then text only, never an ImportError."
+    import sys
+    monkeypatch.setitem(sys.modules, 'matplotlib', None)          # `import matplotlib` now raises ImportError
+    r = check_window_view(lambda f, T, s, c, W_out, W_f: f.ap([[T * s, f.shape[0]], [W_f, W_out], [1, W_f]], offset=c * s))
+    assert (r.status, r.png) == ('wrong', None) and r.says('it should read elements 1..3') and not r.says('picture')
+    r = check_chunk_loop(lambda *a: nisa.memset(a[3], 0.0))
+    assert (r.status, r.png) == ('wrong', None)
