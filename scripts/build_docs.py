@@ -88,18 +88,36 @@ def _split_mixed_imports(cell):
             'source': '#| include: false\n' + imp_src}
 
 
+def _show_folded_internal(cell) -> int:
+    """An `#| exporti` cell that asks to be folded (`#| code-fold: true`) keeps its code on the page, folded: nbdev
+    deletes the source of every exported cell and documents `exporti` ones not at all, which would leave an exercise's
+    solution nowhere on the site. In the staged copy only, its `exporti` becomes `exec_doc`: nbdev still runs it (later
+    cells use what it defines) and keeps its source. 1 if `cell` was changed, else 0."""
+    src = ''.join(cell['source']) if isinstance(cell.get('source'), list) else cell.get('source', '')
+    lines = src.splitlines()
+    dirs = [l.replace(' ', '') for l in lines if l.startswith('#|')]
+    if cell.get('cell_type') != 'code' or '#|exporti' not in dirs or '#|code-fold:true' not in dirs: return 0
+    cell['source'] = '\n'.join('#| exec_doc' if l.replace(' ', '') == '#|exporti' else l for l in lines)
+    return 1
+
+
 def stage_nbs():
     "Copy nbs/ into the staging folder; report (and work around) cells nbdev-proc-nbs would fail on."
     if work.exists(): shutil.rmtree(work)
     shutil.copytree(nbs, stage, ignore=shutil.ignore_patterns('.ipynb_checkpoints', '_*.ipynb'))
     for f in sorted(stage.glob('*.ipynb')):
         nb = json.loads(f.read_text())
-        cells, fixed = [], 0
+        cells, fixed, shown = [], 0, 0
         for c in nb['cells']:
             extra = _split_mixed_imports(c)
             if extra: cells.append(extra); fixed += 1
             cells.append(c)
-        if fixed:
+            if _show_folded_internal(c):                 # and no API entry for it: the folded code is the whole story
+                shown += 1
+                cells += [{'cell_type': 'code', 'id': _new_id(), 'metadata': {}, 'outputs': [], 'execution_count': None,
+                           'source': f"#| hide\nshow_doc({n})"} for n in re.findall(r'^def (\w+)', ''.join(c['source']), re.M)]
+        if shown: note(f"{f.name}: {shown} folded `#| exporti` cell(s) (the exercises' solutions) kept on the page, folded")
+        if fixed or shown:
             note(f"{f.name}: {fixed} cell(s) mix imports with other code; nbdev-proc-nbs (and nbdev-docs) runs such "
                  f"cells whole and stops if one fails, so they are staged with their imports split off (nbdev FAQ)")
             nb['cells'] = cells

@@ -519,6 +519,24 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
     assert not bad, '"facts.md" or "the seed" on the site:\n' + '\n'.join(bad)
 
 
+def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
+    "Issue 18: every exercise's solution is on its page inside a fold (\"Show the code\"), and has no API entry."
+    from dwlit.exercises import EXERCISES
+    from dwlit.problems import PROBLEMS
+    bad = []
+    for stem, registry in (('18_exercises', EXERCISES), ('19_design_problems', PROBLEMS)):
+        page = (site / f'{stem}.html').read_text()
+        for n, (_, solution) in registry.items():
+            name = solution.__name__
+            at = re.search(rf'def\s*(?:</?span[^>]*>\s*)*{name}\b', page)
+            if not at: bad.append(f"{stem}: exercise {n}'s {name} is not on the page"); continue
+            fold = page.rfind('<details', 0, at.start())
+            if fold == -1 or page.rfind('</details>', 0, at.start()) > fold or 'Show the code' not in page[fold:at.start()]:
+                bad.append(f"{stem}: {name} is on the page but not inside a fold")
+            if f'id="{name}"' in page: bad.append(f"{stem}: {name} has an API entry")
+    assert not bad, '\n'.join(bad)
+
+
 def test_the_kernels_bodies_are_on_their_pages(site):
     "Issue 9/10: a reader holds dwlit's kernels beside the original's, so the site shows their code, not just signatures."
     import html
