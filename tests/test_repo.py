@@ -188,3 +188,14 @@ def test_cells_that_draw_are_saved_with_their_figure():
             if draws and not pictured:                        # text/html with PNG frames: an animation (to_jshtml)
                 missing.append(f"{nb.name} cell {c.get('id')}: {src.splitlines()[0][:60]!r}")
     assert not missing, f"{len(missing)} drawing cells saved without their figure:\n" + '\n'.join(missing)
+
+
+def test_a_link_labelled_with_a_chapter_number_links_that_chapter():
+    "A label like [13](16_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
+    bad = []
+    for nb in sorted((root / 'nbs').glob('*.ipynb')):
+        for c in json.loads(nb.read_text())['cells']:
+            if c['cell_type'] != 'markdown': continue
+            for m in re.finditer(r'\[(?:[Cc]hapter )?(\d{1,2})\]\((\d\d)_\w+\.ipynb', ''.join(c['source'])):
+                if int(m.group(1)) != int(m.group(2)): bad.append(f"{nb.name}: {m.group(0)}")
+    assert not bad, "links whose chapter number is not the chapter's:\n" + '\n'.join(bad)
