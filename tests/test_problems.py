@@ -7,13 +7,7 @@ from dwlit.problems import (PROBLEMS, check_rhs_dilated_tile, check_tap_chunks, 
                             conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
                             program_rows_solution)
 from dwlit.tiling import div_ceil
-
-
-def wrong(result, *phrases):
-    "Assert `result` is a wrong-answer verdict whose message holds every phrase; return it."
-    assert result.status == 'wrong', result.message
-    for p in phrases: assert result.says(p), f"{p!r} not in:\n{result.message}"
-    return result
+from test_exercises import wrong        # the same verdict helper as chapter 18's tests (tests/ is on the path)
 
 
 @pytest.mark.parametrize('n', sorted(PROBLEMS))
