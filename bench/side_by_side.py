@@ -61,6 +61,7 @@ for line in sys.stdin:
         np.save(f"{cmd['out']}.npy", y)
         runs[key] = run
         print(json.dumps({'err': err})); sys.stdout.flush(); continue
+    if cmd.get('first') and hasattr(dwlit, 'replay'): dwlit.replay.forget()    # a first launch: nothing to replay
     t = time.process_time(); runs[key](); print(json.dumps({'t': time.process_time() - t})); sys.stdout.flush()
 '''
 
@@ -82,6 +83,7 @@ def main():
     ap.add_argument('--new', default=None, help="directory holding the new one (default: the installed package)")
     ap.add_argument('--repeat', type=int, default=7)
     ap.add_argument('--only', choices=('1d', '2d', 'layers'))
+    ap.add_argument('--first', action='store_true', help="time first launches: forget every replayable program first")
     a = ap.parse_args()
     import numpy as np, tempfile
     old, new = Worker(a.old), Worker(a.new)
@@ -98,7 +100,7 @@ def main():
         diff = float(np.abs(yo - yn).max() / max(np.abs(yo).max(), 1e-30))
         to, tn = [], []
         for _ in range(a.repeat):
-            to.append(old.ask(op='time', spec=s)['t']); tn.append(new.ask(op='time', spec=s)['t'])
+            to.append(old.ask(op='time', spec=s, first=a.first)['t']); tn.append(new.ask(op='time', spec=s, first=a.first)['t'])
         ratio = statistics.median(n / o for n, o in zip(tn, to))
         name = ' '.join(map(str, s[1:])) if s[0] != 'layer' else f"{s[1]} N={s[2]}"
         rows.append((s[0], name, ratio))

@@ -107,6 +107,10 @@ _FIELDS = tuple(Instruction.__dataclass_fields__)
 class Trace:
     "The instructions issued while it was active, in issue order."
     def __init__(self): self.instructions = []
+    def add(self, op, engine, program_id, dst, srcs, partitions, free_elems, attrs):
+        "Append the record of one issued instruction (`dst` and `srcs` are its operands' views)."
+        self.instructions.append(Instruction(op, engine, program_id, _access(dst), tuple(_access(s) for s in srcs),
+                                             partitions, free_elems, dst.dtype.name, attrs))
     def __len__(self): return len(self.instructions)
     def counts(self) -> dict: return dict(Counter(i.op for i in self.instructions))          # {op: how many}
     def engines(self) -> dict: return dict(Counter(i.engine for i in self.instructions))     # {engine: how many}
@@ -135,19 +139,17 @@ def trace():
     try: yield tr
     finally: _traces.remove(tr)
 
-HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # optional keywords: recorded when given
+HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
+_WHEN_GIVEN = HINTS + ('negate',)                              # and the optional flags, recorded when set
 
 def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
 
 def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     "Count one issued instruction against the launch's budget, and append its record to every active trace."
-    attrs = {k: v for k, v in attrs.items() if v is not None or k not in HINTS}      # a hint is kept when given
+    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     core = current_core()
     if core.launch is not None: core.launch.count_instruction()
-    if _traces:
-        ins = Instruction(instruction, engine, core.program_id, _access(dst), tuple(_access(s) for s in srcs), partitions,
-                          free_elems, dst.dtype.name, attrs)
-        for tr in _traces: tr.instructions.append(ins)
+    for tr in _traces: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../nbs/03_instructions.ipynb #5fb3eeda
 def _operand(op, arg, x) -> View:
@@ -208,6 +210,16 @@ def _write(dst: View, values: np.ndarray):
     if dst.dtype.itemsize == 1: _check_narrow(dst, values)
     dst.array[...] = values.reshape(dst.shape)
 
+def _fill(dst: View, value):
+    "Every element of `dst` = `value`, rounded through fp32 to dst's dtype."
+    dst.array[...] = np.float32(value)
+
+def _copy(src: View, dst: View, add=False):
+    "dst = src element by element in row-major order (dst + src in fp32 if `add`), rounded to dst's dtype."
+    values = src.array.copy() if src.tensor is dst.tensor else src.array   # one tensor: read all, then write
+    if add: values = _fp32(dst.array).reshape(-1) + _fp32(values).reshape(-1)
+    _write(dst, values if src.dtype == dst.dtype else _fp32(values))
+
 def _check_narrow(dst: View, values: np.ndarray):
     "Refuse a conversion into an 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
     v = np.asarray(values, np.float64)
@@ -228,6 +240,11 @@ def _elementwise(ufunc, a: View, b: View, dst: View):
     if x.ndim >= 3 and x.shape[-1] < x.shape[-2]:    # walk the longer axis innermost, in that order
         return ufunc(x.swapaxes(-1, -2), y.swapaxes(-1, -2), out=out.swapaxes(-1, -2), order='C')
     ufunc(x, y, out=out)
+
+def _reduce(ufunc, data: View, k: int, negate: bool, dst: View):
+    "dst = the last `k` axes of `data` reduced with `ufunc` (negated if asked), in each partition."
+    r = _in_order(ufunc, data.array, k)
+    _write(dst, -r if negate else r)
 
 def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
     "Reduce the last `k` axes of `x` with `ufunc` in fp32, one element after another in row-major order."
@@ -279,10 +296,9 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
         raise SimulatorError(f"tensor_reduce: reducing axis {shown(axis)} of data {data.shape} leaves {kept:,} elements "
                              f"per partition, but dst has {dst.free_size:,}")
     _distinct('tensor_reduce', dst)
-    r = _in_order(op.ufunc, data.array, len(axes))
-    _write(dst, -r if negate else r)
+    _reduce(op.ufunc, data, len(axes), negate, dst)
     record('tensor_reduce', 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
-           axis=axis if isinstance(axis, int) else tuple(axis), name=name)
+           axis=axis if isinstance(axis, int) else tuple(axis), negate=negate or None, name=name)
 
 # %% ../nbs/03_instructions.ipynb #e134e85b
 def _scalar(op, arg, x, data):
@@ -445,7 +461,7 @@ def memset(dst, value, engine=None, name=None):
     with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
-    dst.array[...] = np.float32(value)
+    _fill(dst, value)
     record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
 # %% ../nbs/03_instructions.ipynb #5230bd47
@@ -461,9 +477,7 @@ def dma_copy(dst, src, oob_mode=None, dge_mode=None, engine=None, name=None, dst
                              f"has {src.size:,} {src.shape}")
     _distinct('dma_copy', dst)
     if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
-    values = src.array.copy() if src.tensor is dst.tensor else src.array   # one tensor: read all, then write
-    if dst_rmw_op is not None: values = _fp32(dst.array).reshape(-1) + _fp32(values).reshape(-1)
-    _write(dst, values if src.dtype == dst.dtype else _fp32(values))
+    _copy(src, dst, add=dst_rmw_op is not None)
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
     record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
            dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))

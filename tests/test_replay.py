@@ -1,0 +1,149 @@
+"""The contract of the one fast path (`dwlit.replay`, appendix 25): a replayed launch gives the bits a simulated one
+gives, on random shapes, dtypes, paddings, dilations and program counts of the book's kernels; and a launch that
+may not be replayed (traced, `cores=`, another kernel, an argument it cannot key) is simulated every time."""
+import numpy as np
+import pytest
+import ml_dtypes
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dwlit import simulate_kernel, replay, trace, nl, nisa, get_target
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d
+
+DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def bits(a): return np.ascontiguousarray(a).view(np.uint8)
+
+def same_bits(a, b): return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(bits(a), bits(b))
+
+def simulated(kernel, *args, **kw):
+    "The launch simulated in full: `cores=` keeps it from being replayed."
+    return simulate_kernel(kernel, *args, cores=[], **kw)
+
+def first_then_replayed(kernel, make_args, **kw):
+    "(replayed result, simulated result) of a second launch with new data, after a first launch recorded the signature."
+    replay.forget()
+    simulate_kernel(kernel, *make_args(0), **kw)
+    (program,) = replay.programs.values()
+    args = make_args(1)
+    again = simulate_kernel(kernel, *args, **kw)
+    assert program.runs == 1, "the second launch was not replayed"
+    return again, simulated(kernel, *args, **kw)
+
+
+@SETTINGS
+@given(N=st.integers(1, 3), C=st.integers(1, 300), W=st.integers(1, 700), W_f=st.integers(1, 40),
+       pad=st.tuples(st.integers(0, 4), st.integers(0, 4)), programs=st.integers(1, 3), dt=st.sampled_from(DTYPES))
+def test_a_replayed_1d_launch_gives_the_simulated_bits(N, C, W, W_f, pad, programs, dt):
+    W_out = W + sum(pad) - W_f + 1
+    if W_out < 1: return
+    def make(seed):
+        rng = np.random.default_rng(seed)
+        return (rng.standard_normal((N, C, 1, W)).astype(dt), rng.standard_normal((C, 1, 1, W_f)).astype(dt),
+                ((0, 0), pad))
+    try: simulated(conv1d, *make(0), out_shape=(N, C, 1, W_out), num_programs=programs)
+    except ValueError: return                  # outside the kernel's contract: refused, never recorded
+    again, full = first_then_replayed(conv1d, make, out_shape=(N, C, 1, W_out), num_programs=programs)
+    assert same_bits(again, full)
+
+
+@SETTINGS
+@given(C=st.integers(1, 200), N=st.integers(1, 2), H=st.integers(1, 12), W=st.integers(1, 12), k=st.integers(1, 4),
+       dil=st.integers(1, 3), p=st.integers(0, 2), dt=st.sampled_from(DTYPES))
+def test_a_replayed_2d_launch_gives_the_simulated_bits(C, N, H, W, k, dil, p, dt):
+    def make(seed):
+        rng = np.random.default_rng(seed)
+        return (rng.standard_normal((C, H, W, N)).astype(dt), rng.standard_normal((C, k, k, 1)).astype(dt),
+                ((p, p), (p, p)))
+    try: simulated(conv2d, *make(0), lhs_dilation=(dil, dil))
+    except ValueError: return
+    again, full = first_then_replayed(conv2d, make, lhs_dilation=(dil, dil))
+    assert same_bits(again, full)
+
+
+def small_1d(seed, W=50):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((1, 8, 1, W)).astype(np.float32), rng.standard_normal((8, 1, 1, 3)).astype(np.float32), ((0, 0), (1, 1))
+
+
+def test_the_contract_catches_a_replay_that_sums_in_another_order(monkeypatch):
+    "Shown failing: a replay whose reduce adds the taps pairwise (NumPy's own sum) is caught by the bit comparison."
+    def pairwise(ufunc, data, k, negate, dst): dst.array[...] = data.array.sum(axis=-1, dtype=np.float32).reshape(dst.shape)
+    real = replay._step
+    monkeypatch.setattr(replay, '_step', lambda op, a, d, s: (pairwise, real(op, a, d, s)[1]) if op == 'tensor_reduce' else real(op, a, d, s))
+    make = lambda seed: (lambda i, f, p: (i, np.random.default_rng(9).standard_normal((8, 1, 1, 31)).astype(np.float32), ((0, 0), (15, 15))))(*small_1d(seed, 400))
+    again, full = first_then_replayed(conv1d, make, out_shape=(1, 8, 1, 400))
+    assert not same_bits(again, full)
+
+
+def test_the_first_result_is_not_written_by_a_replay():
+    replay.forget()
+    first = simulate_kernel(conv1d, *small_1d(0), out_shape=(1, 8, 1, 50))
+    kept = first.copy()
+    simulate_kernel(conv1d, *small_1d(1), out_shape=(1, 8, 1, 50))
+    assert same_bits(first, kept)
+
+
+def half_copy(x):
+    "A kernel that writes the first row of its output only: the rest stays as a launch leaves it, NaN."
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((1, x.shape[1]), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[0:1, :]); nisa.dma_copy(dst=out[0:1, :], src=t)
+    return out
+
+
+def test_unwritten_memory_starts_as_nan_again(monkeypatch):
+    "Every tensor a launch touches starts NaN-filled; a replay fills them again, so nothing of an earlier run shows."
+    monkeypatch.setattr(replay, 'REPLAYED', replay.REPLAYED + (__name__,))   # this test's kernel, replayed like the book's
+    replay.forget()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    first = simulate_kernel(half_copy, x)
+    program = next(iter(replay.programs.values()))
+    for storage, _ in program.fresh: storage[...] = 7.0          # what a replay that skipped the fill would start from
+    again = simulate_kernel(half_copy, x + 1)
+    assert program.runs == 1 and same_bits(again[0], x[0] + 1)
+    assert np.isnan(first[1:]).all() and np.isnan(again[1:]).all()
+
+
+def test_launches_that_are_simulated_every_time():
+    img, flt, pad = small_1d(0)
+    replay.forget()
+    with trace() as tr: simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
+    assert len(tr) > 0 and not replay.programs                                   # traced: nothing recorded
+    simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
+    with trace() as tr: simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
+    assert len(tr) > 0 and next(iter(replay.programs.values())).runs == 0       # a traced launch issues everything
+    cores = []
+    simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50), cores=cores)
+    assert len(cores) == 1 and next(iter(replay.programs.values())).runs == 0   # cores= asks for the cores: simulated
+
+    def copy_kernel(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x); nisa.dma_copy(dst=out, src=t)
+        return out
+    replay.forget()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert same_bits(simulate_kernel(copy_kernel, x), x) and not replay.programs  # not a book kernel
+    unkeyable = type('Bound', (), {'arguments': {'img': object()}})()
+    assert replay.signature(conv1d, unkeyable, [], 1, get_target()) is None      # an argument it cannot key
+
+
+def test_another_argument_is_another_signature():
+    replay.forget()
+    img, flt, _ = small_1d(0)
+    a = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
+    b = simulate_kernel(conv1d, img, flt, ((0, 0), (2, 0)), out_shape=(1, 8, 1, 50))
+    c = simulate_kernel(conv1d, img.astype(np.float16), flt.astype(np.float16), ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
+    d = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50), num_programs=2)
+    assert len(replay.programs) == 4 and all(p.runs == 0 for p in replay.programs.values())
+    assert not same_bits(a, b) and c.dtype == np.float16 and same_bits(a, d)
+
+
+def test_at_most_max_kept_programs_are_kept():
+    replay.forget()
+    for W in range(20, 20 + replay.MAX_KEPT + 3):
+        simulate_kernel(conv1d, *small_1d(0, W), out_shape=(1, 8, 1, W))
+    assert len(replay.programs) == replay.MAX_KEPT
