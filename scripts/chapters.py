@@ -19,7 +19,7 @@ SECTIONS = {
     22: "Reference",
 }
 
-_re_chapter = re.compile(r'^(\d\d)_\w+\.ipynb$')
+_re_chapter = re.compile(r'^(\d\d)([a-z]?)_\w+\.ipynb$')   # '14b_': a chapter just cut off 14, until renumbered
 
 
 def title_and_description(path):
@@ -45,13 +45,13 @@ def chapters(path=nbs):
         if not m: continue
         title, desc = title_and_description(f)
         num = int(m.group(1))
-        out.append(dict(file=f.name, stem=f.stem, num=num, title=title, description=desc, section=section_of(num)))
+        out.append(dict(file=f.name, stem=f.stem, num=num, tag=f"{num}{m.group(2)}", title=title, description=desc, section=section_of(num)))
     return out
 
 
 def label(c: dict) -> str:
     "How a chapter is named everywhere a reader sees it (page title, sidebar, Previous/Next, index): '12. Title'."
-    return f"{c['num']}. {c['title']}"
+    return f"{c.get('tag', c['num'])}. {c['title']}"
 
 
 def neighbours(chs=None) -> dict:

@@ -27,7 +27,7 @@ index = nbs / 'index.ipynb'
 START, END = '<!-- chapters -->', '<!-- /chapters -->'
 README_ONLY = '<!-- readme-only'      # a markdown cell of the index that starts so is README's alone (the site drops it)
 _re_block = re.compile(re.escape(START) + r'.*?' + re.escape(END), re.S)
-_re_nblink = re.compile(r'\]\((\d\d_\w+\.ipynb|index\.ipynb)([#)])')
+_re_nblink = re.compile(r'\]\((\d\d[a-z]?_\w+\.ipynb|index\.ipynb)([#)])')
 
 
 def _src(cell) -> str: return ''.join(cell['source'])

@@ -48,10 +48,10 @@ def test_the_test_command_sets_up_the_extras_ci_uses():
 def test_every_chapter_is_in_sidebar_and_index_in_order():
     chs = chapters()
     side = (root / 'nbs' / 'sidebar.yml').read_text()
-    assert [l.strip()[2:] for l in side.splitlines() if re.match(r'\s+- \d\d_', l)] == [c['file'] for c in chs]
+    assert [l.strip()[2:] for l in side.splitlines() if re.match(r'\s+- \d\d[a-z]?_', l)] == [c['file'] for c in chs]
     idx = ''.join(''.join(c['source']) for c in json.loads((root / 'nbs' / 'index.ipynb').read_text())['cells'])
     idx = idx[idx.index(make_readme.START):idx.index(make_readme.END)]          # the chapter list
-    assert re.findall(r'\]\((\d\d_\w+\.ipynb)\)', idx) == [c['file'] for c in chs]
+    assert re.findall(r'\]\((\d\d[a-z]?_\w+\.ipynb)\)', idx) == [c['file'] for c in chs]
     assert sidebar_yml() == side
 
 
