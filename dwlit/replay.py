@@ -6,10 +6,10 @@ Docs: https://dwlit.github.io/dwlit/replay.html.md"""
 
 # %% ../nbs/25_replay.ipynb #163b588b
 from __future__ import annotations
-import contextlib
+import contextlib, math
 import numpy as np
 from .memory import Tensor, unset
-from .isa import OPS, _traces, _elementwise, _reduce, _fill, _copy
+from .isa import OPS, _traces, _elementwise, _reduce, _fill, _copy, _fp32, _write
 
 # %% auto #0
 __all__ = ['REPLAYED', 'programs', 'MAX_KEPT', 'MAX_KEPT_BYTES', 'signature', 'Recorder', 'recording', 'Program', 'keep',
@@ -64,6 +64,62 @@ def _step(op, a, dst, srcs):
     if op == 'dma_copy': return _copy, (srcs[0], dst, 'rmw' in a)
     return None
 
+# %% ../nbs/25_replay.ipynb #6225b299
+def _layout(offset, pattern) -> tuple:
+    "The storage elements a view reads, in order: `offset` and `pattern` with unit axes dropped, contiguous axes merged."
+    merged = []
+    for step, num in pattern:
+        if num == 1: continue
+        if merged and merged[-1][0] == step * num: merged[-1] = (step, merged[-1][1] * num)
+        else: merged.append((step, num))
+    return offset, tuple(merged)
+
+# %% ../nbs/25_replay.ipynb #81dc809a
+def _products_of(issued, j) -> list:
+    "The multiplies just before reduce `j` that wrote exactly what it reads, in its order: one, one per tap, or none."
+    data, (step, taps) = issued[j][3][0], issued[j][3][0].pattern[-1]
+    wrote = lambda i, offset, pattern: (i >= 0 and issued[i][0] == 'tensor_tensor' and issued[i][2].tensor is data.tensor
+                                        and _layout(issued[i][2].offset, issued[i][2].pattern) == _layout(offset, pattern))
+    if wrote(j - 1, data.offset, data.pattern): return [j - 1]                       # one multiply, all taps (1D)
+    one_axis = isinstance(issued[j][1]['axis'], int)
+    columns = [(j - taps + t, data.offset + t * step, data.pattern[:-1]) for t in range(taps)]
+    return [i for i, _, _ in columns] if one_axis and all(wrote(*c) for c in columns) else []   # one per tap (2D)
+
+# %% ../nbs/25_replay.ipynb #46ec8a41
+def _reduce_of_products(ufunc, pieces, dtype, red, k, negate, shape, dst):
+    "What the multiplies `pieces` ((data1, data2) each) into a tile of `dtype`, then `_reduce(red, tile, k, negate, dst)` give."
+    n = len(shape) - k                                  # the reduce keeps axes :n, sums axes n: in row-major order
+    t = np.empty((math.prod(shape[n:]),) + tuple(shape[:n]), np.float32)          # the products, taps first
+    if len(pieces) == 1:
+        (a, b), taps_first = pieces[0], tuple(range(n, len(shape))) + tuple(range(n))
+        ufunc(_fp32(a.array).reshape(shape).transpose(taps_first), _fp32(b.array).reshape(shape).transpose(taps_first),
+              out=t.reshape([shape[i] for i in taps_first]))
+    else:
+        for row, (a, b) in zip(t, pieces): ufunc(_fp32(a.array).reshape(row.shape), _fp32(b.array).reshape(row.shape), out=row)
+    if dtype != np.float32: t = t.astype(dtype).astype(np.float32)        # the products as the tile would hold them
+    acc = t[0].copy() if len(t) == 1 else red(t[0], t[1])
+    for i in range(2, len(t)): red(acc, t[i], out=acc)
+    _write(dst, -acc if negate else acc)
+
+# %% ../nbs/25_replay.ipynb #a9c743d0
+def _fused(issued, steps, kept) -> list:
+    "`steps` with each reduce and the multiplies it reads made one step, where only such reduces read the tile."
+    readers = {}
+    for i, (op, a, d, srcs) in enumerate(issued):
+        for v in (*srcs, d) if op == 'dma_copy' and 'rmw' in a else srcs: readers.setdefault(id(v.tensor), set()).add(i)
+    groups = {j: m for j, rec in enumerate(issued) if rec[0] == 'tensor_reduce' and (m := _products_of(issued, j))
+              and len({issued[i][1]['op'] for i in m}) == 1}
+    tiles = {id(issued[j][3][0].tensor) for j in groups} - kept
+    tiles = {t for t in tiles if readers[t] <= groups.keys()}
+    out = []
+    for i, (step, (op, a, d, srcs)) in enumerate(zip(steps, issued)):
+        if i in groups and id(srcs[0].tensor) in tiles:
+            (ufunc, *_), (red, data, k, negate, dst) = steps[groups[i][0]][1], step[1]
+            out.append((_reduce_of_products, (ufunc, [steps[m][1][1:3] for m in groups[i]], data.dtype,
+                                              red, k, negate, data.shape, dst)))
+        elif id(d.tensor) not in tiles: out.append(step)            # a write into such a tile is never read: left out
+    return out
+
 # %% ../nbs/25_replay.ipynb #56b13928
 class Program:
     "A recorded launch: its steps, the tensors it starts NaN-filled, its inputs and its result."
@@ -94,6 +150,7 @@ def keep(key, recorder, inputs, result) -> bool:
     if len({t.id for t in tensors.values()}) != len(tensors): return False    # one memory seen as two dtypes
     fresh = [t for t in tensors.values() if not any(t is i for i in inputs)]
     if sum(t.storage.nbytes for t in tensors.values()) > MAX_KEPT_BYTES: return False
+    steps = _fused(recorder.issued, steps, {id(t) for t in (*inputs, *results)})   # the one speed-up: above
     programs[key] = Program(steps, fresh, inputs, result)
     while len(programs) > MAX_KEPT: programs.pop(next(iter(programs)))
     return True

@@ -68,14 +68,70 @@ def small_1d(seed, W=50):
     return rng.standard_normal((1, 8, 1, W)).astype(np.float32), rng.standard_normal((8, 1, 1, 3)).astype(np.float32), ((0, 0), (1, 1))
 
 
+def long_filter_1d(seed):
+    "A 1D launch with 31 taps, long enough that another summation order changes low bits."
+    img, _, _ = small_1d(seed, 400)
+    return img, np.random.default_rng(9).standard_normal((8, 1, 1, 31)).astype(np.float32), ((0, 0), (15, 15))
+
+
 def test_the_contract_catches_a_replay_that_sums_in_another_order(monkeypatch):
     "Shown failing: a replay whose reduce adds the taps pairwise (NumPy's own sum) is caught by the bit comparison."
     def pairwise(ufunc, data, k, negate, dst): dst.array[...] = data.array.sum(axis=-1, dtype=np.float32).reshape(dst.shape)
     real = replay._step
     monkeypatch.setattr(replay, '_step', lambda op, a, d, s: (pairwise, real(op, a, d, s)[1]) if op == 'tensor_reduce' else real(op, a, d, s))
-    make = lambda seed: (lambda i, f, p: (i, np.random.default_rng(9).standard_normal((8, 1, 1, 31)).astype(np.float32), ((0, 0), (15, 15))))(*small_1d(seed, 400))
-    again, full = first_then_replayed(conv1d, make, out_shape=(1, 8, 1, 400))
+    monkeypatch.setattr(replay, '_fused', lambda issued, steps, kept: steps)        # every reduce a step of its own
+    again, full = first_then_replayed(conv1d, long_filter_1d, out_shape=(1, 8, 1, 400))
     assert not same_bits(again, full)
+
+
+def test_the_contract_catches_a_fused_step_that_sums_in_another_order(monkeypatch):
+    "Shown failing: a multiply-and-reduce step that sums its products pairwise is caught by the bit comparison."
+    def pairwise(ufunc, pieces, dtype, red, k, negate, shape, dst):
+        (a, b), = pieces
+        dst.array[...] = (a.array.reshape(shape) * b.array.reshape(shape)).sum(axis=-1, dtype=np.float32).reshape(dst.shape)
+    monkeypatch.setattr(replay, '_reduce_of_products', pairwise)
+    again, full = first_then_replayed(conv1d, long_filter_1d, out_shape=(1, 8, 1, 400))
+    assert not same_bits(again, full)
+
+
+def test_the_book_kernels_multiply_and_reduce_in_one_step():
+    "Each reduce of the 1D and 2D kernels and the multiplies it reads (one in 1D, one per tap in 2D) are one step."
+    for kernel, args, kw in ((conv1d, long_filter_1d(0), dict(out_shape=(1, 8, 1, 400))),
+                             (conv2d, (np.ones((8, 5, 5, 2), np.float32), np.ones((8, 3, 3, 1), np.float32), ((1, 1), (1, 1))),
+                              dict(lhs_dilation=(2, 2)))):
+        replay.forget()
+        with trace() as tr: simulate_kernel(kernel, *args, **kw)
+        simulate_kernel(kernel, *args, **kw)
+        (program,) = replay.programs.values()
+        fused = sum(f is replay._reduce_of_products for f, _ in program.steps)
+        assert fused == len(tr.where(op='tensor_reduce')) > 0 and len(tr.where(op='tensor_tensor')) >= fused
+        assert not any(f is replay._elementwise for f, _ in program.steps)          # every multiply is in a fused step
+
+
+def product_kept(x, w):
+    "Multiplies x by w into a tile, reduces it, and also copies the tile out: the product is read twice."
+    P, F = x.shape
+    xs, ws, prod = (nl.ndarray((P, F), x.dtype, buffer=nl.sbuf) for _ in range(3))
+    s = nl.ndarray((P, 1), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xs, src=x); nisa.dma_copy(dst=ws, src=w)
+    nisa.tensor_tensor(dst=prod, data1=xs, data2=ws, op=nl.multiply)
+    nisa.tensor_reduce(dst=s, op=nl.add, data=prod, axis=1)
+    out = nl.ndarray((P, F + 1), x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[:, 0:F], src=prod); nisa.dma_copy(dst=out[:, F:F + 1], src=s)
+    return out
+
+
+def test_a_product_another_instruction_reads_is_stored(monkeypatch):
+    "The multiply and reduce of `product_kept` stay two steps, since a copy reads the product too; its replay is right."
+    monkeypatch.setattr(replay, 'REPLAYED', replay.REPLAYED + (__name__,))
+    x, w = np.arange(12, dtype=np.float32).reshape(3, 4), np.full((3, 4), 0.5, np.float32)
+    replay.forget()
+    simulate_kernel(product_kept, x, w)
+    (program,) = replay.programs.values()
+    assert not any(f is replay._reduce_of_products for f, _ in program.steps)
+    again = simulate_kernel(product_kept, x + 1, w)
+    assert program.runs == 1
+    assert same_bits(again, np.concatenate([(x + 1) * w, ((x + 1) * w).sum(axis=1, keepdims=True)], axis=1))
 
 
 def test_the_first_result_is_not_written_by_a_replay():
