@@ -9,11 +9,12 @@ from __future__ import annotations
 import contextlib, math
 import numpy as np
 from .memory import Tensor, unset
+from .ap import View
 from .isa import OPS, _traces, _elementwise, _reduce, _fill, _copy, _fp32, _write
 
 # %% auto #0
-__all__ = ['REPLAYED', 'programs', 'MAX_KEPT', 'MAX_KEPT_BYTES', 'signature', 'Recorder', 'recording', 'Program', 'keep',
-           'forget']
+__all__ = ['REPLAYED', 'programs', 'MAX_KEPT', 'MAX_KEPT_BYTES', 'RUN_BYTES', 'signature', 'Recorder', 'recording', 'Program',
+           'keep', 'forget']
 
 # %% ../nbs/25_replay.ipynb #602a758b
 REPLAYED = ('dwlit.conv1d', 'dwlit.conv2d')   # the book's kernels: what they issue depends on their arguments only
@@ -120,6 +121,53 @@ def _fused(issued, steps, kept) -> list:
         elif id(d.tensor) not in tiles: out.append(step)            # a write into such a tile is never read: left out
     return out
 
+# %% ../nbs/25_replay.ipynb #9d2a877e
+def _stacked(v, n, delta):
+    "View `v` and the `n - 1` views after it, each `delta` elements further on, as one view with a new axis 1."
+    a = v.array
+    arr = np.lib.stride_tricks.as_strided(a, (a.shape[0], n) + a.shape[1:], (a.strides[0], delta * a.itemsize) + a.strides[1:])
+    return View(v.tensor, [v.pattern[0], (delta, n), *v.pattern[1:]], v.offset, arr)
+
+# %% ../nbs/25_replay.ipynb #ae0a9fc3
+def _views(step) -> list: return [v for a, b in step[1][1] for v in (a, b)] + [step[1][7]]
+
+def _shift(s1, s2):
+    "The offsets by which each view of fused step `s2` follows the same view of `s1`, or None if they differ otherwise."
+    if s1[0] is not _reduce_of_products or s2[0] is not _reduce_of_products: return None
+    (u1, p1, *rest1), (u2, p2, *rest2) = s1[1], s2[1]
+    if u1 is not u2 or len(p1) != len(p2) or rest1[:-1] != rest2[:-1]: return None
+    v1, v2 = _views(s1), _views(s2)
+    if any(a.tensor is not b.tensor or list(map(tuple, a.pattern)) != list(map(tuple, b.pattern)) for a, b in zip(v1, v2)): return None
+    return tuple(b.offset - a.offset for a, b in zip(v1, v2))
+
+# %% ../nbs/25_replay.ipynb #3f47ea3b
+def _joinable(views, n, deltas) -> bool:
+    "True if a run of `n` steps writes disjoint elements (each in its own partition) of a tensor none of its steps reads."
+    dst, delta = views[-1], deltas[-1]
+    (pstep, parts), free = dst.pattern[0], dst.pattern[1:]
+    span = 1 + sum(abs(s) * (m - 1) for s, m in free)                 # the elements one step writes in a partition
+    return (all(v.tensor is not dst.tensor for v in views[:-1]) and delta >= span
+            and (parts == 1 or pstep >= (n - 1) * delta + span))
+
+# %% ../nbs/25_replay.ipynb #c8096da0
+RUN_BYTES = 1 << 22       # the products of one joined run, at most (then the run is cut): they stay in the CPU's cache
+
+def _runs(steps) -> list:
+    "`steps` with each run of fused steps that differ only by constant shifts of their views made one step."
+    out, i = [], 0
+    while i < len(steps):
+        n, d = 1, _shift(steps[i], steps[i + 1]) if i + 1 < len(steps) else None
+        most = max(1, RUN_BYTES // (4 * math.prod(steps[i][1][6]))) if d else 1
+        while n < most and i + n < len(steps) and _shift(steps[i + n - 1], steps[i + n]) == d: n += 1
+        if n == 1 or not _joinable(views := _views(steps[i]), n, d):
+            out.append(steps[i]); i += 1; continue
+        u, pieces, dtype, red, k, negate, shape, dst = steps[i][1]
+        s = iter(_stacked(v, n, dv) for v, dv in zip(views, d))
+        out.append((_reduce_of_products, (u, [(next(s), next(s)) for _ in pieces], dtype, red, k, negate,
+                                          (shape[0], n) + tuple(shape[1:]), next(s))))
+        i += n
+    return out
+
 # %% ../nbs/25_replay.ipynb #56b13928
 class Program:
     "A recorded launch: its steps, the tensors it starts NaN-filled, its inputs and its result."
@@ -150,7 +198,7 @@ def keep(key, recorder, inputs, result) -> bool:
     if len({t.id for t in tensors.values()}) != len(tensors): return False    # one memory seen as two dtypes
     fresh = [t for t in tensors.values() if not any(t is i for i in inputs)]
     if sum(t.storage.nbytes for t in tensors.values()) > MAX_KEPT_BYTES: return False
-    steps = _fused(recorder.issued, steps, {id(t) for t in (*inputs, *results)})   # the one speed-up: above
+    steps = _runs(_fused(recorder.issued, steps, {id(t) for t in (*inputs, *results)}))   # the speed-ups above
     programs[key] = Program(steps, fresh, inputs, result)
     while len(programs) > MAX_KEPT: programs.pop(next(iter(programs)))
     return True

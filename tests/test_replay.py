@@ -95,7 +95,8 @@ def test_the_contract_catches_a_fused_step_that_sums_in_another_order(monkeypatc
 
 
 def test_the_book_kernels_multiply_and_reduce_in_one_step():
-    "Each reduce of the 1D and 2D kernels and the multiplies it reads (one in 1D, one per tap in 2D) are one step."
+    """Each reduce of the 1D and 2D kernels and the multiplies it reads (one in 1D, one per tap in 2D) are one step,
+    and the 1D chunks and 2D output rows, which differ by constant shifts, are joined into runs."""
     for kernel, args, kw in ((conv1d, long_filter_1d(0), dict(out_shape=(1, 8, 1, 400))),
                              (conv2d, (np.ones((8, 5, 5, 2), np.float32), np.ones((8, 3, 3, 1), np.float32), ((1, 1), (1, 1))),
                               dict(lhs_dilation=(2, 2)))):
@@ -103,9 +104,48 @@ def test_the_book_kernels_multiply_and_reduce_in_one_step():
         with trace() as tr: simulate_kernel(kernel, *args, **kw)
         simulate_kernel(kernel, *args, **kw)
         (program,) = replay.programs.values()
-        fused = sum(f is replay._reduce_of_products for f, _ in program.steps)
-        assert fused == len(tr.where(op='tensor_reduce')) > 0 and len(tr.where(op='tensor_tensor')) >= fused
-        assert not any(f is replay._elementwise for f, _ in program.steps)          # every multiply is in a fused step
+        fused = [args for f, args in program.steps if f is replay._reduce_of_products]
+        assert not any(f in (replay._elementwise, replay._reduce) for f, _ in program.steps)   # all in fused steps
+        assert 0 < len(fused) < len(tr.where(op='tensor_reduce'))                           # runs were joined
+
+
+def chained(x, w):
+    "Eight multiply-and-reduce pairs, each reading what the ones before wrote: a running weighted sum along a row."
+    P, F = x.shape
+    xs = nl.ndarray((P, F + 8), x.dtype, buffer=nl.sbuf)
+    ws, prod = nl.ndarray((P, 4), x.dtype, buffer=nl.sbuf), nl.ndarray((P, 4), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=xs[:, 0:F], src=x); nisa.dma_copy(dst=ws, src=w)
+    for i in range(8):
+        nisa.tensor_tensor(dst=prod, data1=xs[:, F - 4 + i:F + i], data2=ws, op=nl.multiply)
+        nisa.tensor_reduce(dst=xs[:, F + i:F + i + 1], op=nl.add, data=prod, axis=1)
+    out = nl.ndarray((P, F + 8), x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=xs)
+    return out
+
+
+def chained_reference(x, w):
+    row = [list(r) for r in x]
+    for r, wr in zip(row, w):
+        for i in range(8): r.append(np.float32(sum(np.float32(a * b) for a, b in zip(r[-4:], wr))))
+    return np.array(row, np.float32)
+
+
+def test_steps_that_read_what_earlier_ones_wrote_are_not_joined(monkeypatch):
+    "The steps of `chained` differ by constant shifts, but each reads the row the earlier ones write: never one run."
+    monkeypatch.setattr(replay, 'REPLAYED', replay.REPLAYED + (__name__,))
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 6)).astype(np.float32), rng.standard_normal((2, 4)).astype(np.float32)
+    replay.forget()
+    simulate_kernel(chained, x, w)
+    (program,) = replay.programs.values()
+    assert sum(f is replay._reduce_of_products for f, _ in program.steps) == 8          # fused, one step each
+    again = simulate_kernel(chained, x + 1, w)
+    assert program.runs == 1 and np.allclose(again, chained_reference(x + 1, w), rtol=1e-5)
+    assert same_bits(again, simulated(chained, x + 1, w))
+    monkeypatch.setattr(replay, '_joinable', lambda views, n, deltas: True)           # shown failing: joined anyway
+    replay.forget()
+    simulate_kernel(chained, x, w)
+    assert not same_bits(simulate_kernel(chained, x + 1, w), simulated(chained, x + 1, w))
 
 
 def product_kept(x, w):
