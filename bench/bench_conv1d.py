@@ -1,4 +1,4 @@
-"""The simulated 1D depthwise entry point against the fastest direct NumPy and against its own replay floor, in one run.
+"""The simulated 1D depthwise entry point against the fastest direct NumPy and against its instruction stream run bare, in one run.
 
     python bench/bench_conv1d.py [--repeat 5] [--wf 3 7 31] [--layer name:N,C,W,W_f[,pad_l,pad_r[,programs]]]...
                                  [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]
@@ -9,8 +9,9 @@ For each shape, measured in turns so that all see the same machine load:
 - sim: `simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, ...)`, everything included (inputs into HBM, every
   instruction with its checks, the result out of HBM);
 - direct: every direct NumPy formulation below; the fastest (by median) is the baseline, and its name is printed;
-- replay: the instruction stream of one traced run, replayed as bare NumPy calls on views built beforehand (the
-  floor of the simulator's execution model; see benchlib.Replay). It must reproduce the simulated output bit for bit.
+- replay: the instruction stream of one traced run, run as bare NumPy calls, one per instruction, on views built
+  beforehand (benchlib.Replay). It must reproduce the simulated output bit for bit. A repeated launch of the simulator
+  runs `dwlit.replay`'s fused steps (a reduce with its multiplies, runs of chunks as one step), so it can be faster.
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
 Times are process CPU time by default (the machine may be shared; see benchlib.timed), BLAS on one thread, and freed
 memory reused (see benchlib.set_memory_from_argv). `--impl DIR` benchmarks the dwlit package in DIR (a prototype).

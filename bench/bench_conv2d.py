@@ -1,4 +1,4 @@
-"""The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its replay floor, in one run.
+"""The simulated 2D depthwise kernel (LHS dilation) against the fastest direct NumPy and its instruction stream run bare, in one run.
 
     python bench/bench_conv2d.py [--repeat 5] [--layer name:C,N,H,W,k_H,k_W,dil_H,dil_W,pad_t,pad_b,pad_l,pad_r]...
                                  [--layers MODULE:ATTR] [--dtype float32] [--threads 1] [--clock cpu|wall]

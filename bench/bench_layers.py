@@ -1,4 +1,4 @@
-"""The real layers of chapter 16 through the simulator, against the fastest direct NumPy and the replay floor, in one run.
+"""The real layers of chapter 16 through the simulator, against the fastest direct NumPy and their instruction streams run bare, in one run.
 
     python bench/bench_layers.py [--repeat 5] [--batch 1 2] [--only 1d|2d] [--dtype float32] [--threads 1]
                                  [--clock cpu|wall] [--memory reuse|default] [--impl DIR] [--profile]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib, math
 import numpy as np
 from .memory import Tensor, unset
-from .ap import View
+from .ap import View, _strided
 from .isa import OPS, _traces, _elementwise, _reduce, _fill, _copy, _fp32, _write
 
 # %% auto #0
@@ -124,9 +124,8 @@ def _fused(issued, steps, kept) -> list:
 # %% ../nbs/25_replay.ipynb #9d2a877e
 def _stacked(v, n, delta):
     "View `v` and the `n - 1` views after it, each `delta` elements further on, as one view with a new axis 1."
-    a = v.array
-    arr = np.lib.stride_tricks.as_strided(a, (a.shape[0], n) + a.shape[1:], (a.strides[0], delta * a.itemsize) + a.strides[1:])
-    return View(v.tensor, [v.pattern[0], (delta, n), *v.pattern[1:]], v.offset, arr)
+    pattern = [v.pattern[0], (delta, n), *v.pattern[1:]]
+    return View(v.tensor, pattern, v.offset, _strided(v.tensor, pattern, v.offset))
 
 # %% ../nbs/25_replay.ipynb #ae0a9fc3
 def _views(step) -> list: return [v for a, b in step[1][1] for v in (a, b)] + [step[1][7]]
@@ -137,7 +136,7 @@ def _shift(s1, s2):
     (u1, p1, *rest1), (u2, p2, *rest2) = s1[1], s2[1]
     if u1 is not u2 or len(p1) != len(p2) or rest1[:-1] != rest2[:-1]: return None
     v1, v2 = _views(s1), _views(s2)
-    if any(a.tensor is not b.tensor or list(map(tuple, a.pattern)) != list(map(tuple, b.pattern)) for a, b in zip(v1, v2)): return None
+    if any(a.tensor is not b.tensor or a.pattern != b.pattern for a, b in zip(v1, v2)): return None
     return tuple(b.offset - a.offset for a, b in zip(v1, v2))
 
 # %% ../nbs/25_replay.ipynb #3f47ea3b
@@ -171,13 +170,15 @@ def _runs(steps) -> list:
 # %% ../nbs/25_replay.ipynb #56b13928
 class Program:
     "A recorded launch: its steps, the tensors it starts NaN-filled, its inputs and its result."
-    def __init__(self, steps, fresh, inputs, result):
-        self.steps, self.inputs, self.result = steps, inputs, result
+    def __init__(self, steps, fresh, inputs, result, issued=None, kept=frozenset()):
+        self.steps, self.inputs, self.result, self.issued, self.kept = steps, inputs, result, issued, kept
         self.fresh = [(t.storage, unset(1, t.dtype)[0]) for t in fresh]
         self.runs = 0
 
     def run(self, inputs):
         "The result tensors of the launch with `inputs` (placed like the first launch's), by the recorded steps."
+        if self.issued is not None:        # joined on the first replay: a launch never repeated pays nothing for it
+            self.steps, self.issued = _runs(_fused(self.issued, self.steps, self.kept)), None
         for storage, value in self.fresh: storage.fill(value)
         for mine, new in zip(self.inputs, inputs): mine.storage[...] = new.storage
         for f, args in self.steps: f(*args)
@@ -198,8 +199,7 @@ def keep(key, recorder, inputs, result) -> bool:
     if len({t.id for t in tensors.values()}) != len(tensors): return False    # one memory seen as two dtypes
     fresh = [t for t in tensors.values() if not any(t is i for i in inputs)]
     if sum(t.storage.nbytes for t in tensors.values()) > MAX_KEPT_BYTES: return False
-    steps = _runs(_fused(recorder.issued, steps, {id(t) for t in (*inputs, *results)}))   # the speed-ups above
-    programs[key] = Program(steps, fresh, inputs, result)
+    programs[key] = Program(steps, fresh, inputs, result, recorder.issued, {id(t) for t in (*inputs, *results)})
     while len(programs) > MAX_KEPT: programs.pop(next(iter(programs)))
     return True
 
