@@ -197,5 +197,5 @@ def test_a_link_labelled_with_a_chapter_number_links_that_chapter():
         for c in json.loads(nb.read_text())['cells']:
             if c['cell_type'] != 'markdown': continue
             for m in re.finditer(r'\[(?:[Cc]hapter )?(\d{1,2}[a-z]?)\]\((\d\d[a-z]?)_\w+\.ipynb', ''.join(c['source'])):
-                if m.group(1) != m.group(2).lstrip('0'): bad.append(f"{nb.name}: {m.group(0)}")
+                if m.group(1).lstrip('0') != m.group(2).lstrip('0'): bad.append(f"{nb.name}: {m.group(0)}")
     assert not bad, "links whose chapter number is not the chapter's:\n" + '\n'.join(bad)
