@@ -24,7 +24,8 @@ _LAZY = {
     'conv1d_plan': 'conv1d_plan', 'conv2d_depthwise_f01b_o01i_bf01': 'conv2d', 'conv2d_plan': 'conv2d',
     'parse_conv_labels': 'layouts', 'convert_layout': 'layouts', 'predict': 'cost',
     'LAYERS': 'layers', 'Layer': 'layers', 'get_layer': 'layers', 'run_layer': 'layers', 'explain_args': 'layers',
-    'framework_reference': 'layers', 'NotDone': 'exercises', 'EXERCISES': 'exercises'}
+    'framework_reference': 'layers', 'NotDone': 'exercises', 'EXERCISES': 'exercises',
+    'MORE_EXERCISES': 'more_exercises'}
 
 
 def __getattr__(name):

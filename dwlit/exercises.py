@@ -1,4 +1,4 @@
-"""Eight exercises, from one access pattern to a stride-2 convolution the original never had. You write the code in a stub; a check runs it on random shapes against an independent reference and says what is wrong in the exercise's own terms.
+"""Four exercises that rebuild the 1D default kernel from its pieces: the sliding window, the filter broadcast, one tile in one multiply and one reduce, and the channel tiles of each SPMD program. You write the code in a stub; a check runs it on random shapes against an independent reference and says what is wrong in the exercise's own terms.
 
 Docs: https://dwlit.github.io/dwlit/exercises.html.md"""
 
@@ -10,21 +10,20 @@ import contextlib, inspect, io, linecache, textwrap, traceback
 from dataclasses import dataclass
 from typing import NamedTuple
 import numpy as np
-from .checks import SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError
+from .checks import SimulatorError
 from .memory import NeuronCore, use_core
 from .ap import View, touch_counts
 from . import language as nl, isa as nisa
 from .isa import trace
 from .language import Launch, simulate_kernel
-from .tiling import C_TILE_SIZE, chunk_positions, div_ceil
+from .tiling import C_TILE_SIZE, div_ceil
 from .conv1d import conv1d_depthwise_default
-from .dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
 _all_ = ['nl', 'nisa', 'div_ceil']        # what a stub uses joins `from dwlit.exercises import *`
 
 # %% auto #0
-__all__ = ['TITLES', 'EXERCISES', 'NotDone', 'Result', 'dataflow', 'check_window_view', 'check_filter_view', 'ConvCase',
-           'as_kernel', 'check_conv1d_tile', 'check_program_channels', 'check_chunk_loop', 'check_dilated_row',
-           'check_h_tile', 'check_strided_conv1d', 'reveal_solution', 'progress', 'nl', 'nisa', 'div_ceil']
+__all__ = ['TITLES', 'EXERCISES', 'NotDone', 'Result', 'dataflow', 'ConvCase', 'as_kernel', 'check_window_view',
+           'check_filter_view', 'check_conv1d_tile', 'check_program_channels', 'reveal_solution', 'progress', 'nl',
+           'nisa', 'div_ceil']
 
 # %% ../nbs/18_exercises.ipynb #c6cf3b3b
 TITLES = {1: 'the sliding window', 2: 'the filter broadcast', 3: 'one tile: one multiply, one reduce',
@@ -226,71 +225,6 @@ def _check_views(n, fn, cases, make, show) -> Result:
         r = _view_verdict(n, fn, t, v, want, desc, unit, noun, show)
         if r is not None: return r
     return None
-
-# %% ../nbs/18_exercises.ipynb #d0a41fd4
-def _window_cases(seed):
-    "Shapes for exercise 1: three fixed (one of them W_out = 1, one W_f = 1), four drawn from `seed`."
-    rng = np.random.default_rng(seed)
-    shapes = [(2, 3, 8, 0, 3), (1, 1, 5, 0, 5), (3, 2, 6, 1, 1)]
-    for _ in range(4):
-        W_f = int(rng.integers(1, 6)); T = int(rng.integers(1, 4))
-        shapes.append((int(rng.integers(1, 5)), T, W_f + int(rng.integers(0, 8)), int(rng.integers(0, T)), W_f))
-    return [dict(P=P, T=T, image_size=s, c_tile=c, W_f=W_f, cols=T * s, name='img_full',
-                 desc=f"P={P}, T={T}, image_size={s}, c_tile={c}, W_out={s - W_f + 1}, W_f={W_f}")
-            for P, T, s, c, W_f in shapes]
-
-def check_window_view(fn, # your function (img_full, T, image_size, c_tile, W_out, W_f) -> view
-                      show=True, # draw a picture of a wrong answer
-                      seed=0 # which random shapes
-                     ) -> Result:
-    "Exercise 1: does `fn` return channel tile `c_tile`'s sliding-window view of `img_full`, for every shape?"
-    def make(c, t):
-        P, T, s, ct, W_f = c['P'], c['T'], c['image_size'], c['c_tile'], c['W_f']
-        W_out = s - W_f + 1
-        p, i, k = np.ogrid[:P, :W_out, :W_f]
-        want = p * (T * s) + ct * s + i + k                            # the window arithmetic, by index grids
-        return (T, s, ct, W_out, W_f), want, s, 'element'
-    cases = _window_cases(seed)
-    return _check_views(1, fn, cases, make, show) or _passed(
-        1, f"{len(cases)} shapes (P up to {max(c['P'] for c in cases)}, T up to {max(c['T'] for c in cases)}); every "
-           f"output position of every partition reads its window.")
-
-# %% ../nbs/18_exercises.ipynb #2ffbc1a6
-def window_view_solution(img_full, T, image_size, c_tile, W_out, W_f):
-    "Channel tile `c_tile`'s sliding-window view of `img_full`, as L251 reads it."
-    P = img_full.shape[0]
-    return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)
-
-# %% ../nbs/18_exercises.ipynb #771b3d3a
-def _filter_cases(seed):
-    "Shapes for exercise 2: three fixed, four drawn from `seed`."
-    rng = np.random.default_rng(seed)
-    shapes = [(2, 3, 0, 4, 3), (1, 1, 0, 1, 1), (2, 2, 1, 3, 2)]
-    for _ in range(4):
-        T = int(rng.integers(1, 5))
-        shapes.append((int(rng.integers(1, 5)), T, int(rng.integers(0, T)), int(rng.integers(1, 9)), int(rng.integers(1, 6))))
-    return [dict(P=P, T=T, c_tile=c, W_out=W_out, W_f=W_f, cols=T * W_f, name='filter_full',
-                 desc=f"P={P}, T={T}, c_tile={c}, W_out={W_out}, W_f={W_f}") for P, T, c, W_out, W_f in shapes]
-
-def check_filter_view(fn, # your function (filter_full, T, c_tile, W_out, W_f) -> view
-                      show=True, # draw a picture of a wrong answer
-                      seed=0 # which random shapes
-                     ) -> Result:
-    "Exercise 2: does `fn` return tile `c_tile`'s taps of `filter_full`, the same at every output position?"
-    def make(c, t):
-        P, T, ct, W_out, W_f = c['P'], c['T'], c['c_tile'], c['W_out'], c['W_f']
-        p, i, k = np.ogrid[:P, :W_out, :W_f]
-        want = p * (T * W_f) + ct * W_f + k + 0 * i                     # i plays no part
-        return (T, ct, W_out, W_f), want, W_f, 'tap'
-    cases = _filter_cases(seed)
-    return _check_views(2, fn, cases, make, show) or _passed(
-        2, f"{len(cases)} shapes; every output position of every partition reads taps 0..W_f-1 of its channel tile.")
-
-# %% ../nbs/18_exercises.ipynb #e60621e4
-def filter_view_solution(filter_full, T, c_tile, W_out, W_f):
-    "Channel tile `c_tile`'s taps, broadcast over the output positions by a step of 0 (L251)."
-    P = filter_full.shape[0]
-    return filter_full.ap([[T * W_f, P], [0, W_out], [1, W_f]], offset=c_tile * W_f)
 
 # %% ../nbs/18_exercises.ipynb #4555a08f
 def _conv_reference(x, w, W_out, stride=1, rhs_dil=1) -> np.ndarray:
@@ -515,6 +449,71 @@ def _one_pair(tr, case):
             f"instructions; the exercise is the whole tile in one multiply and one reduce, with one pattern that covers "
             f"every output position at once.")
 
+# %% ../nbs/18_exercises.ipynb #d0a41fd4
+def _window_cases(seed):
+    "Shapes for exercise 1: three fixed (one of them W_out = 1, one W_f = 1), four drawn from `seed`."
+    rng = np.random.default_rng(seed)
+    shapes = [(2, 3, 8, 0, 3), (1, 1, 5, 0, 5), (3, 2, 6, 1, 1)]
+    for _ in range(4):
+        W_f = int(rng.integers(1, 6)); T = int(rng.integers(1, 4))
+        shapes.append((int(rng.integers(1, 5)), T, W_f + int(rng.integers(0, 8)), int(rng.integers(0, T)), W_f))
+    return [dict(P=P, T=T, image_size=s, c_tile=c, W_f=W_f, cols=T * s, name='img_full',
+                 desc=f"P={P}, T={T}, image_size={s}, c_tile={c}, W_out={s - W_f + 1}, W_f={W_f}")
+            for P, T, s, c, W_f in shapes]
+
+def check_window_view(fn, # your function (img_full, T, image_size, c_tile, W_out, W_f) -> view
+                      show=True, # draw a picture of a wrong answer
+                      seed=0 # which random shapes
+                     ) -> Result:
+    "Exercise 1: does `fn` return channel tile `c_tile`'s sliding-window view of `img_full`, for every shape?"
+    def make(c, t):
+        P, T, s, ct, W_f = c['P'], c['T'], c['image_size'], c['c_tile'], c['W_f']
+        W_out = s - W_f + 1
+        p, i, k = np.ogrid[:P, :W_out, :W_f]
+        want = p * (T * s) + ct * s + i + k                            # the window arithmetic, by index grids
+        return (T, s, ct, W_out, W_f), want, s, 'element'
+    cases = _window_cases(seed)
+    return _check_views(1, fn, cases, make, show) or _passed(
+        1, f"{len(cases)} shapes (P up to {max(c['P'] for c in cases)}, T up to {max(c['T'] for c in cases)}); every "
+           f"output position of every partition reads its window.")
+
+# %% ../nbs/18_exercises.ipynb #2ffbc1a6
+def window_view_solution(img_full, T, image_size, c_tile, W_out, W_f):
+    "Channel tile `c_tile`'s sliding-window view of `img_full`, as L251 reads it."
+    P = img_full.shape[0]
+    return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)
+
+# %% ../nbs/18_exercises.ipynb #771b3d3a
+def _filter_cases(seed):
+    "Shapes for exercise 2: three fixed, four drawn from `seed`."
+    rng = np.random.default_rng(seed)
+    shapes = [(2, 3, 0, 4, 3), (1, 1, 0, 1, 1), (2, 2, 1, 3, 2)]
+    for _ in range(4):
+        T = int(rng.integers(1, 5))
+        shapes.append((int(rng.integers(1, 5)), T, int(rng.integers(0, T)), int(rng.integers(1, 9)), int(rng.integers(1, 6))))
+    return [dict(P=P, T=T, c_tile=c, W_out=W_out, W_f=W_f, cols=T * W_f, name='filter_full',
+                 desc=f"P={P}, T={T}, c_tile={c}, W_out={W_out}, W_f={W_f}") for P, T, c, W_out, W_f in shapes]
+
+def check_filter_view(fn, # your function (filter_full, T, c_tile, W_out, W_f) -> view
+                      show=True, # draw a picture of a wrong answer
+                      seed=0 # which random shapes
+                     ) -> Result:
+    "Exercise 2: does `fn` return tile `c_tile`'s taps of `filter_full`, the same at every output position?"
+    def make(c, t):
+        P, T, ct, W_out, W_f = c['P'], c['T'], c['c_tile'], c['W_out'], c['W_f']
+        p, i, k = np.ogrid[:P, :W_out, :W_f]
+        want = p * (T * W_f) + ct * W_f + k + 0 * i                     # i plays no part
+        return (T, ct, W_out, W_f), want, W_f, 'tap'
+    cases = _filter_cases(seed)
+    return _check_views(2, fn, cases, make, show) or _passed(
+        2, f"{len(cases)} shapes; every output position of every partition reads taps 0..W_f-1 of its channel tile.")
+
+# %% ../nbs/18_exercises.ipynb #e60621e4
+def filter_view_solution(filter_full, T, c_tile, W_out, W_f):
+    "Channel tile `c_tile`'s taps, broadcast over the output positions by a step of 0 (L251)."
+    P = filter_full.shape[0]
+    return filter_full.ap([[T * W_f, P], [0, W_out], [1, W_f]], offset=c_tile * W_f)
+
 # %% ../nbs/18_exercises.ipynb #e6c0c949
 def _tile_cases(seed):
     "Shapes for exercise 3: (P, L, W_f); three fixed (W_out = 1 and W_f = 1 among them), four drawn from `seed`."
@@ -656,280 +655,13 @@ def program_channels_solution(C, num_programs, pid):
     end_tile = min(start_tile + tiles_per_core, C_NUM_TILES)
     return [(t * C_TILE_SIZE, min(C, (t + 1) * C_TILE_SIZE)) for t in range(start_tile, end_tile)]
 
-# %% ../nbs/18_exercises.ipynb #fc6ad11a
-def _chunk_cases(seed):
-    "Shapes for exercise 5: (P, L, W_f) with one to five chunks of div_ceil(512, W_f); three drawn from `seed`."
-    rng = np.random.default_rng(seed)
-    shapes = [(2, 402, 3), (1, 156, 7), (1, 208, 200), (1, 104, 100)]       # 400 = 171 + 171 + 58; 150; 9 = 3 * 3; one chunk
-    for _ in range(3):
-        W_f = int(rng.choice([5, 16, 33, 100, 200]))
-        F = chunk_positions(W_f)
-        shapes.append((int(rng.integers(1, 4)), W_f - 1 + int(rng.integers(F + 1, 3 * F + 1)), W_f))
-    return [ConvCase(P, L, W_f, 1, (P, chunk_positions(W_f), W_f),
-                     f"P={P}, L={L}, W_f={W_f} (W_out={L - W_f + 1}, F={chunk_positions(W_f)})") for P, L, W_f in shapes]
-
-def _chunks(tr, case):
-    "None if the trace is div_ceil(W_out, F) multiply/reduce pairs, else what it is instead."
-    W_out, F, c = case.W_out, chunk_positions(case.W_f), tr.counts()
-    k = div_ceil(W_out, F)
-    if (c.get('tensor_tensor', 0), c.get('tensor_reduce', 0)) == (k, k): return None
-    return (f"your code issued {c.get('tensor_tensor', 0)} multiplies and {c.get('tensor_reduce', 0)} reduces; "
-            f"f-packing takes div_ceil(W_out, F) = div_ceil({W_out}, {F}) = {k} chunks of at most F = {F} positions, "
-            f"one multiply and one reduce each.")
-
-def check_chunk_loop(fn, # your function (img_tile, filt_tile, prod, out_tile) with prod (P, F, W_f)
-                     show=True, # draw a picture of a wrong answer
-                     seed=0 # which random shapes
-                    ) -> Result:
-    "Exercise 5: does `fn` compute a long row in chunks of F = div_ceil(512, W_f), right to the last position?"
-    cases = _chunk_cases(seed)
-    return _check_conv(5, fn, cases, _chunks, show) or _passed(
-        5, f"{len(cases)} shapes (W_out up to {max(c.W_out for c in cases)}, W_f up to "
-           f"{max(c.W_f for c in cases)}); every output position matches NumPy, in div_ceil(W_out, F) chunks.")
-
-# %% ../nbs/18_exercises.ipynb #e148e354
-def conv1d_chunks_solution(img_tile, filt_tile, prod, out_tile):
-    "One channel tile of a long row in chunks of F positions: L587 and L594 in a loop, with the tail clamped."
-    P, L = img_tile.shape
-    W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
-    F = prod.shape[1]                                  # div_ceil(512, W_f), L468
-    for base in range(0, W_out, F):
-        num_valid = min(F, W_out - base)               # the last chunk is shorter
-        nisa.tensor_tensor(dst=prod[:, :num_valid, :],
-                           data1=img_tile.ap([[L, P], [1, num_valid], [1, W_f]], offset=base),
-                           data2=filt_tile.ap([[W_f, P], [0, num_valid], [1, W_f]]), op=nl.multiply)
-        nisa.tensor_reduce(dst=out_tile.ap([[W_out, P], [1, num_valid]], offset=base), op=nl.add,
-                           data=prod[:, :num_valid, :], axis=2)
-
-# %% ../nbs/18_exercises.ipynb #5a044561
-def _dilate_cases(seed):
-    "(P, W, dil, W_padding_l, W_padding_r) for exercise 6: three fixed (no dilation, one sample among them), three drawn."
-    rng = np.random.default_rng(seed)
-    return [(2, 4, 2, 1, 2), (1, 1, 3, 0, 0), (3, 3, 1, 2, 1)] + [
-        (int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(1, 5)), int(rng.integers(0, 4)),
-         int(rng.integers(0, 4))) for _ in range(3)]
-
-def _holds(t, row, W) -> str:
-    "What a dataflow term put in an element of the dilated row, in words."
-    if t is None: return "nothing (it is still NaN: the simulator fills a new tile with NaN)"
-    if t[0] == 'const': return f"{t[1]:g} (from the memset, instruction {t[2]})"
-    if t[0] == 'in' and t[1] == row.id:
-        q, j = divmod(t[2], W)
-        return f"x[{j}]" + (f" of partition {q}" if q else '')
-    return f"the result of a {t[0]}"
-
-# %% ../nbs/18_exercises.ipynb #3703c600
-def check_dilated_row(fn, # your function (row, dilated, dil, W_padding_l), which issues the instructions
-                      show=True, # draw a picture of a wrong answer
-                      seed=0 # which random shapes
-                     ) -> Result:
-    "Exercise 6: does `fn` zero `dilated` and scatter the samples of `row` onto the dilation grid with one copy?"
-    cases = _dilate_cases(seed)
-    rng = np.random.default_rng(0)
-    for P, W, dil, pl, pr in cases:
-        L = pl + (W - 1) * dil + 1 + pr
-        desc = f"P={P}, W={W}, dil={dil}, W_padding_l={pl}, W_padding_r={pr} (L={L})"
-        x = rng.standard_normal((P, W)).astype(np.float32)
-        with use_core(NeuronCore()) as core, trace() as tr:
-            row = nl.ndarray((P, W), nl.float32, buffer=nl.hbm, name='row'); row.write(x)
-            out = nl.ndarray((P, L), nl.float32, buffer=nl.sbuf, name='dilated')
-            with as_kernel(core): status, v = _call(fn, row, out, dil, pl)
-        if status == 'not done': return _not_done(6, fn, v)
-        if status == 'error': return _error(6, desc, v, fn, tr)
-        ref = np.zeros((P, L), np.float32)
-        for j in range(W): ref[:, pl + j * dil] = x[:, j]                       # placed one sample at a time
-        got = out.numpy()
-        copies = [ins for ins in tr.instructions if ins.op == 'dma_copy' and ins.srcs[0].tensor_id == row.id]
-        bad = np.argwhere(~(got == ref))
-        if len(bad):
-            p, q = map(int, bad[0])
-            flow = dataflow(tr)
-            have = _holds(flow.get((out.id, p * L + q)), row, W)
-            j, r = divmod(q - pl, dil)
-            if q >= pl and r == 0 and j < W:
-                text = (f"position {q} of partition {p} should hold x[{j}] (sample j goes to W_padding_l + j * dil = "
-                        f"{pl} + {j} * {dil} = {q}); it holds {have}.")
-            else:
-                kind = 'padding' if q < pl or q > pl + (W - 1) * dil else 'an inserted zero'
-                text = f"position {q} of partition {p} is {kind} and should be 0; it holds {have}."
-                if have.startswith('nothing'): text += " Zero the whole buffer first (nisa.memset), then copy the samples in."
-            moved = [(k, m) for k in range(W) for m in range(L) if flow.get((out.id, p * L + m)) == ('in', row.id, p * W + k)]
-            wrong = [(k, m) for k, m in moved if m != pl + k * dil]
-            if wrong: text += f"\nx[{wrong[0][0]}] landed at position {wrong[0][1]}; it belongs at position {pl + wrong[0][0] * dil}."
-            png = None
-            if copies: text += f"\nYour copy: {copies[-1]}"
-            if _can_draw(show) and copies:
-                c = copies[-1].dst
-                yours = out.ap([list(s) for s in c.pattern], offset=c.offset)
-                p_, j_ = np.ogrid[:P, :W]
-                png = _touches_png(out, p_ * L + pl + j_ * dil, yours,
-                                   f"Expected: where the copy writes the samples in {out.name} {out.shape}",
-                                   f"Yours: where your copy writes, {yours!r}")
-            return _wrong(6, desc, text, png)
-        if len(copies) != 1:
-            return _wrong(6, desc, f"the result is right, but with {len(copies)} DMA copies from row; one copy whose "
-                                   f"destination pattern steps dil elements places every sample (L977-L995).")
-        fills = [ins for ins in tr.instructions if ins.dst.tensor_id == out.id and ins.op != 'dma_copy']
-        if [ins.op for ins in fills] != ['memset']:
-            return _wrong(6, desc, f"the result is right, but dilated is written by {', '.join(i.op for i in fills) or 'no'} "
-                                   f"instruction(s) besides the copy; the task is one memset, then the copy.")
-    return _passed(6, f"{len(cases)} shapes (dilation up to {max(c[2] for c in cases)}); every sample lands on the "
-                      f"dilation grid and every other position is 0, with one memset and one DMA copy.")
-
-# %% ../nbs/18_exercises.ipynb #e47ec0f0
-def dilate_row_solution(row, dilated, dil, W_padding_l):
-    "A zero fill (L973) and one strided scatter copy (L977-L995): the LHS-dilated, padded row."
-    P, W = row.shape
-    L = dilated.shape[1]
-    nisa.memset(dilated, 0)
-    nisa.dma_copy(dst=dilated.ap([[L, P], [dil, W]], offset=W_padding_l), src=row)
-
-# %% ../nbs/18_exercises.ipynb #55a6a61f
-def _h_cases(seed):
-    "(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size) for exercise 7: chapter 11's failing shapes first, then drawn."
-    rng = np.random.default_rng(seed)
-    cases = [(3, 5, (3, 3), 1, 5), (2, 4, (0, 2), 1, 4), (5, 3, (2, 3), 2, 3)]
-    while len(cases) < 9:
-        in_H, k_H, dil = int(rng.integers(1, 9)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
-        pads = (int(rng.integers(0, 5)), int(rng.integers(0, 5)))
-        if calc_dilated_dimension(in_H, dil) + sum(pads) < k_H: continue
-        cases.append((in_H, k_H, pads, dil, max(min(in_H, int(rng.integers(1, 6))), k_H)))
-    return cases
-
-def _draw_buffers(ax, want, have, outer_row):
-    "The tile's buffer rows: what the dilated image holds there (left) and what your loads put there (right)."
-    from matplotlib.patches import Rectangle
-    for col, rows in enumerate((want, have)):
-        for b, r in enumerate(rows):
-            ok = max(r, ZERO) == max(want[b], ZERO)
-            ax.add_patch(Rectangle((col - 0.45, b - 0.45), 0.9, 0.9, facecolor='#6baed6' if r >= 0 else ('#dddddd' if r == PAD else 'white'),
-                edgecolor='black' if ok else 'tab:red', linewidth=0.6 if ok else 2.5))
-            ax.text(col, b, {PAD: 'pad', ZERO: '0'}.get(r, f"x{r}"), ha='center', va='center', fontsize=8)
-    ax.set_xlim(-0.6, 1.6); ax.set_ylim(len(want) - 0.5, -0.5)
-    ax.set_xticks([0, 1], ['expected', 'yours'], fontsize=8)
-    ax.set_yticks(range(len(want)), [f"{b} (row {outer_row + b})" for b in range(len(want))], fontsize=8)
-    ax.set_ylabel('buffer row (dilated row)', fontsize=8)
-    ax.set_title("Input: the tile's span of the dilated image.\nOutput: its buffer; red: rows that differ", fontsize=9)
-
-# %% ../nbs/18_exercises.ipynb #251ddc98
-def _h_tile_verdict(fn, case, outer_row, window_size, show):
-    "None if your answer fills this tile's buffer like the dilated image, else a wrong-answer `Result`."
-    in_H, k_H, H_padding, dil, _ = case
-    truth = dilated_row_sources(in_H, H_padding, dil)
-    out_H, n = len(truth) - k_H + 1, window_size + k_H - 1
-    want = truth[outer_row:outer_row + n]
-    desc = (f"in_H={in_H}, k_H={k_H}, H_padding={H_padding}, dil_H_lhs={dil}, outer_row={outer_row}, "
-            f"window_size={window_size}")
-    status, v = _call(fn, in_H, k_H, H_padding, dil, outer_row, window_size)
-    if status != 'ok': return (_not_done(7, fn, v) if status == 'not done' else _error(7, desc, v, fn))
-    ints = isinstance(v, (tuple, list)) and len(v) == 3 and all(
-        isinstance(z, (int, np.integer)) and not isinstance(z, bool) for z in v)
-    if not ints: return _wrong(7, desc, f"{getattr(fn, '__name__', 'your function')} returned {v!r}; return three "
-                                        f"integers, (org_image_index, load_h_size, i_padding)")
-    org, load, ip = map(int, v)
-    span = (f"the tile produces output rows {outer_row}..{outer_row + window_size - 1}, so its buffer holds dilated "
-            f"rows {outer_row}..{outer_row + n - 1}")
-    if load < 0: return _wrong(7, desc, f"load_h_size is {load}; it counts image rows, so it is 0 or more.")
-    have = [ZERO] * n
-    for k in range(load):
-        r, b = org + k, ip + k * dil
-        if not 0 <= r < in_H: return _wrong(7, desc, f"{span}; you load image row {r}, but the image has rows 0..{in_H - 1}.")
-        if b < 0: return _wrong(7, desc, f"{span}; you put image row {r} on buffer row {b}, above the buffer's first row.")
-        if b >= n:
-            return _wrong(7, desc, f"{span}; you put image row {r} on buffer row {b}, below the tile's {n} rows (0..{n - 1}): "
-                                   f"the tile never reads it. Load only the image rows its span holds.")
-        have[b] = r
-    b = next((b for b in range(n) if max(have[b], ZERO) != max(want[b], ZERO)), None)
-    if b is None and (org, load, ip) != (0, 0, 0) and not any(r >= 0 for r in want):
-        return _wrong(7, desc, f"{span}, and none of them is an image row, so nothing is loaded: the task asks for "
-                               f"(0, 0, 0) for such a tile; you returned ({org}, {load}, {ip}).")
-    if b is None: return None
-    say = lambda r, kind: f"image row {r}" if r >= 0 else kind
-    imgs = [r for r in want if r >= 0]
-    text = (f"{span}. Buffer row {b} (dilated row {outer_row + b}) should hold "
-            f"{say(want[b], 'zeros (padding)' if want[b] == PAD else 'zeros (an inserted zero row)')}; yours holds "
-            f"{say(have[b], 'zeros')}.\nYou load {load} image row(s)" + (f", {org}..{org + load - 1}, the first on buffer "
-            f"row {ip}" if load else '') + f"; this span holds {len(imgs)} image row(s)" +
-            (f", {imgs[0]}..{imgs[-1]}, the first on buffer row {want.index(imgs[0])}." if imgs else '.'))
-    if outer_row > out_H - H_padding[1] and load < len(imgs):
-        text += (f"\nThis tile is on the last-row path (outer_row > out_H - H_r = {out_H - H_padding[1]}). Loading one "
-                 f"image row per output row left ({out_H - outer_row} here) is what the literal bookkeeping does on that "
-                 f"path (chapter 11): the windows of the last output rows still reach image rows further down.")
-    png = None
-    if _can_draw(show):
-        fig = _figure(4.2, 1.3 + 0.3 * n)
-        _draw_buffers(fig.subplots(), want, have, outer_row)
-        png = _png(fig)
-    return _wrong(7, desc, text, png)
-
-# %% ../nbs/18_exercises.ipynb #fdb57193
-def check_h_tile(fn, # your function (in_H, k_H, H_padding, dil_H_lhs, outer_row, window_size) -> 3 integers
-                 show=True, # draw a picture of a wrong answer
-                 seed=0 # which random shapes
-                ) -> Result:
-    "Exercise 7: does `fn` load, for every tile of the H window, exactly the image rows its span of the dilated image holds?"
-    tiles = 0
-    for case in _h_cases(seed):
-        for t in h_window_plan(*case):
-            if t.window_size <= 0: continue
-            r = _h_tile_verdict(fn, case, t.outer_row, t.window_size, show)
-            if r is not None: return r
-            tiles += 1
-    return _passed(7, f"{tiles} tiles of {len(_h_cases(seed))} shapes, last-row tiles and tiles that start on an "
-                      f"inserted zero row among them; every buffer holds the rows of the dilated image it spans.")
-
-# %% ../nbs/18_exercises.ipynb #ccffd171
-def h_tile_solution(in_H, k_H, H_padding, dil_H_lhs, outer_row, window_size):
-    "The image rows one H-window tile loads, read off the span of dilated rows it covers (right on the last-row path too)."
-    H_l, H_r = H_padding
-    span = range(outer_row, outer_row + window_size + k_H - 1)
-    rows = [(r - H_l) // dil_H_lhs for r in span
-            if r >= H_l and (r - H_l) % dil_H_lhs == 0 and (r - H_l) // dil_H_lhs < in_H]
-    if not rows: return 0, 0, 0
-    return rows[0], len(rows), H_l + rows[0] * dil_H_lhs - outer_row
-
-# %% ../nbs/18_exercises.ipynb #00af892e
-def _stride_cases(seed):
-    "Shapes for exercise 8: (P, L, W_f, stride), three fixed and three drawn from `seed`, stride 2 most often."
-    rng = np.random.default_rng(seed)
-    shapes = [(2, 11, 3, 2), (1, 9, 2, 3), (2, 7, 3, 1)]
-    for _ in range(3):
-        W_f = int(rng.integers(1, 6))
-        shapes.append((int(rng.integers(1, 5)), W_f + int(rng.integers(0, 15)), W_f, int(rng.choice([2, 2, 3, 4]))))
-    out = []
-    for P, L, W_f, s in shapes:
-        W_out = (L - W_f) // s + 1
-        out.append(ConvCase(P, L, W_f, s, (P, W_out, W_f), f"P={P}, L={L}, W_f={W_f}, stride={s} (W_out={W_out})"))
-    return out
-
-def check_strided_conv1d(fn, # your function (img_tile, filt_tile, prod, out_tile, stride)
-                         show=True, # draw a picture of a wrong answer
-                         seed=0 # which random shapes
-                        ) -> Result:
-    "Exercise 8: does `fn` compute a strided depthwise conv1d tile with one multiply and one reduce?"
-    cases = _stride_cases(seed)
-    return _check_conv(8, fn, cases, _one_pair, show, arg='stride') or _passed(
-        8, f"{len(cases)} shapes, strides {sorted({c.stride for c in cases})}; every output position matches NumPy, with "
-           f"one multiply and one reduce per tile.")
-
-# %% ../nbs/18_exercises.ipynb #de093328
-def conv1d_strided_tile_solution(img_tile, filt_tile, prod, out_tile, stride):
-    "A stride-`stride` depthwise conv1d tile: L251 and L276 with the window stepping `stride` elements."
-    P, L = img_tile.shape
-    W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
-    nisa.tensor_tensor(dst=prod, data1=img_tile.ap([[L, P], [stride, W_out], [1, W_f]]),
-                       data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
-    nisa.tensor_reduce(dst=out_tile, op=nl.add, data=prod, axis=2)
-
 # %% ../nbs/18_exercises.ipynb #a5103c82
 EXERCISES = {1: (check_window_view, window_view_solution), 2: (check_filter_view, filter_view_solution),
-             3: (check_conv1d_tile, conv1d_tile_solution), 4: (check_program_channels, program_channels_solution),
-             5: (check_chunk_loop, conv1d_chunks_solution), 6: (check_dilated_row, dilate_row_solution),
-             7: (check_h_tile, h_tile_solution), 8: (check_strided_conv1d, conv1d_strided_tile_solution)}
+             3: (check_conv1d_tile, conv1d_tile_solution), 4: (check_program_channels, program_channels_solution)}
 
 # %% ../nbs/18_exercises.ipynb #1d14a246
 def reveal_solution(n, exercises=None):
-    "Print the solution of exercise `n`: read it once you have tried. `exercises`: chapter 19 passes its PROBLEMS."
+    "Print the solution of exercise `n`: read it once you have tried. `exercises`: another chapter's, e.g. PROBLEMS."
     exercises = EXERCISES if exercises is None else exercises
     if n not in exercises: raise SimulatorError(f"reveal_solution: n must be one of {', '.join(map(str, exercises))}, got n={n!r}")
     print(inspect.getsource(exercises[n][1]))

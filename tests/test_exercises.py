@@ -5,16 +5,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from dwlit import nl, nisa, NotDone, EXERCISES
+from dwlit import nl, nisa, NotDone
 from dwlit.tiling import div_ceil
 from dwlit.tiling import spmd_tile_table
 from dwlit.dilation import calc_dilated_dimension, h_window_plan, plan_errors
-from dwlit.exercises import (Result, dataflow, progress, check_window_view, check_filter_view, check_conv1d_tile,
-                             check_program_channels, check_chunk_loop, check_dilated_row, check_h_tile,
-                             check_strided_conv1d, window_view_solution, conv1d_tile_solution, h_tile_solution,
-                             program_channels_solution, _kernel_channels, _h_cases)
+from dwlit.exercises import (EXERCISES, Result, dataflow, progress, check_window_view, check_filter_view,
+                             check_conv1d_tile, check_program_channels, window_view_solution, conv1d_tile_solution,
+                             program_channels_solution, _kernel_channels, _call, _error, _not_done, _passed, _wrong)
+from dwlit.more_exercises import (MORE_EXERCISES, check_chunk_loop, check_dilated_row, check_h_tile, check_strided_conv1d,
+                                  h_tile_solution, _h_cases)
+from dwlit.checks import AccessPatternError, SimulatorError
 from dwlit.isa import trace
 from dwlit.memory import NeuronCore, use_core
+
+
+ALL = {**EXERCISES, **MORE_EXERCISES}          # chapter 18's exercises 1-4 and chapter 18b's 5-8
 
 
 def wrong(result, *phrases):
@@ -26,17 +31,17 @@ def wrong(result, *phrases):
 
 # --- every check: the solution passes on many shapes, a stub is 'not done' ------------------------------------------
 
-@pytest.mark.parametrize('n', sorted(EXERCISES))
+@pytest.mark.parametrize('n', sorted(ALL))
 def test_solution_passes_on_many_shapes(n):
-    check, solution = EXERCISES[n]
+    check, solution = ALL[n]
     for seed in range(8 if n != 4 else 3):
         r = check(solution, show=False, seed=seed)
         assert r.passed, r.message
 
 
-@pytest.mark.parametrize('n', sorted(EXERCISES))
+@pytest.mark.parametrize('n', sorted(ALL))
 def test_stub_is_not_done_yet(n):
-    check, _ = EXERCISES[n]
+    check, _ = ALL[n]
     def stub(*args): raise NotDone("write your answer here")
     r = check(stub)
     assert (r.status, r.passed, r.png) == ('not done', False, None)
@@ -52,6 +57,46 @@ def test_result_shows_its_message_then_its_picture():
     assert max(len(l) for l in r.message.split('\n') if not l.startswith('    ')) <= 88
     assert check_window_view(window_view_solution)._repr_mimebundle_() == {'text/plain': repr(check_window_view(window_view_solution))}
 
+
+
+def test_a_verdict_reads_as_text_or_as_html_with_its_picture():
+    r = _not_done(1, lambda: None, NotDone("return a view"))
+    assert (r.status, r.passed) == ('not done', False)
+    assert r.says('Exercise 1 (the sliding window) is not done yet: <lambda> still raises NotDone (return a view)')
+    assert _passed(1, 'all shapes').passed
+    assert 'not right yet' in _wrong(3, 'P=1', 'output position 0 is never written').message
+    assert r._repr_mimebundle_() == {'text/plain': r.message}                           # no picture: text only
+    html = Result(3, 'wrong', 'x < y', b'\x89PNG')._repr_mimebundle_()['text/html']
+    assert '<pre style="white-space: pre-wrap">x &lt; y</pre>' in html and 'base64,iVBORw' in html
+    lines = _wrong(1, 'P=1', 'word ' * 40 + '\n    ' + 'code ' * 30).message.split('\n')
+    assert max(map(len, lines)) == len('    ' + 'code ' * 30)                          # prose wrapped, code kept whole
+
+
+def test_an_error_shows_your_line_and_the_simulators_own_words():
+    def _bad(t): return t.ap([[4, 2], [1, 5]])          # 5 elements from a partition of 4
+    with use_core(NeuronCore()):
+        t = nl.ndarray((2, 4), nl.float32, buffer=nl.sbuf, name='t')
+        status, e = _call(_bad, t)
+    assert status == 'error' and isinstance(e, AccessPatternError)
+    r = _error(1, 'a (2, 4) tile', e, _bad)
+    assert r.says('your code raised AccessPatternError in') and r.says('t.ap([[4, 2], [1, 5]])')   # your line
+    assert r.says('out of bounds')                                                                   # the simulator's words
+
+
+def test_dataflow_of_a_two_tap_window():
+    with use_core(NeuronCore()), trace() as tr:
+        x = nl.ndarray((1, 4), nl.float32, buffer=nl.sbuf, name='x')
+        w = nl.ndarray((1, 2), nl.float32, buffer=nl.sbuf, name='w')
+        prod = nl.ndarray((1, 3, 2), nl.float32, buffer=nl.sbuf, name='prod')
+        y = nl.ndarray((1, 3), nl.float32, buffer=nl.sbuf, name='y')
+        x.write(np.arange(4.).reshape(1, 4)); w.write([[1., 10.]])
+        nisa.tensor_tensor(dst=prod, data1=x.ap([[4, 1], [1, 3], [1, 2]]), data2=w.ap([[2, 1], [0, 3], [1, 2]]), op=nl.multiply)
+        nisa.tensor_reduce(dst=y, op=nl.add, data=prod, axis=2)
+    flow = dataflow(tr)
+    assert flow[(y.id, 1)] == ('reduce', 'add', (('op', 'multiply', ('in', x.id, 1), ('in', w.id, 0), 0),
+                                                 ('op', 'multiply', ('in', x.id, 2), ('in', w.id, 1), 0)), 1)
+    assert (y.numpy() == [[10., 21., 32.]]).all()          # 0 + 1*10, 1 + 2*10, 2 + 3*10
+    assert (x.id, 0) not in flow                           # an input: no instruction wrote it
 
 # --- exercise 1: the sliding window ------------------------------------------------------------------------------
 
@@ -303,7 +348,7 @@ def test_h_tile_wrong_answers():
 def test_h_tile_check_agrees_with_chapter_08_on_the_literal_plan():
     "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 11's"
     " plan_errors finds wrong output rows; otherwise only for the extra row it loads below its span (harmless there)."
-    from dwlit.exercises import _h_tile_verdict
+    from dwlit.more_exercises import _h_tile_verdict
     shapes_with_wrong_rows = shapes_with_only_an_extra_row = 0
     for seed in range(6):
         for in_H, k_H, pads, dil, m in _h_cases(seed):
@@ -358,7 +403,7 @@ def test_dataflow_follows_memset_copy_multiply_and_reduce():
 
 def test_a_check_never_raises_on_odd_answers():
     odd = [lambda *a: 1 / 0, lambda *a: [], lambda *a: 'x', lambda *a: np.zeros(3), lambda *a: nl.ndarray((1, 1), nl.float32)]
-    for n, (check, _) in EXERCISES.items():
+    for n, (check, _) in ALL.items():
         for f in odd:
             r = check(f)
             assert r.status == 'wrong', (n, r.message)
@@ -478,3 +523,26 @@ def test_a_check_without_matplotlib_answers_in_words(monkeypatch):
     assert (r.status, r.png) == ('wrong', None) and r.says('it should read elements 1..3') and not r.says('picture')
     r = check_chunk_loop(lambda *a: nisa.memset(a[3], 0.0))
     assert (r.status, r.png) == ('wrong', None)
+
+
+def test_import_star_of_chapter_18b_and_its_progress():
+    ns = {}
+    exec('from dwlit.more_exercises import *', ns)
+    assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'reveal_solution', 'progress', 'check_chunk_loop', 'MORE_EXERCISES'} <= set(ns)
+    assert not [k for k in ns if k.endswith('_solution') and k != 'reveal_solution']
+    ns['h_tile'] = h_tile_solution
+    lines = ns['progress'](ns).splitlines()
+    assert [l.split()[0] for l in lines] == ['5.', '6.', '7.', '8.']      # this page's exercises, one line each
+    assert lines[0].endswith('no function conv1d_chunks') and lines[2].endswith('passed')
+
+
+def test_reveal_solution_on_either_page(capsys):
+    from dwlit.exercises import reveal_solution
+    from dwlit.more_exercises import reveal_solution as reveal_any
+    reveal_solution(2)
+    assert 'def filter_view_solution(' in capsys.readouterr().out
+    with pytest.raises(SimulatorError, match='n must be one of 1, 2, 3, 4, got n=5'): reveal_solution(5)
+    for n, name in ((3, 'conv1d_tile_solution'), (7, 'h_tile_solution')):      # chapter 18b's: every exercise 1-8
+        reveal_any(n)
+        assert f'def {name}(' in capsys.readouterr().out
+    with pytest.raises(SimulatorError, match='n must be one of 1, 2, 3, 4, 5, 6, 7, 8, got n=9'): reveal_any(9)

@@ -1,7 +1,7 @@
 """A reader in JupyterLab completes exercise 1 of the exercises chapter and runs the notebook on: open it (a saved wrong answer's verdict shows
 its message and picture), run all cells (no cell raises, and the stub's check says 'not done yet'), type the answer into the stub in the editor, run the stub and its check with
 Shift+Enter, see the check pass, run all cells again with it solved (still nothing raises; `progress` says 1 passed),
-and find the eight solution cells collapsed.
+and find its four solution cells collapsed.
 
 The JupyterLab server, the browser and the JavaScript helpers are those of tests/test_jupyterlab.py (Debian's headless
 Chromium; skipped with a reason when it is missing, an error when DWLIT_REQUIRE_BROWSER is set)."""
@@ -117,4 +117,5 @@ def test_a_reader_completes_exercise_1(exercises_lab):
         # and the solutions are not in plain sight: their cells open collapsed
         hidden = d.execute_script(tl.NB + """ return w.content.widgets.filter(c => c.model.type === 'code'
             && c.model.sharedModel.getSource().includes('#| code-summary: "Solution"')).map(c => c.inputHidden);""")
-        assert len(hidden) == 8 and all(hidden), hidden
+        from dwlit.exercises import EXERCISES
+        assert len(hidden) == len(EXERCISES) == 4 and all(hidden), hidden

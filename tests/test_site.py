@@ -525,9 +525,10 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
 def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
     "Issue 18: every exercise's solution is on its page inside a fold (\"Show the code\"), and has no API entry."
     from dwlit.exercises import EXERCISES
+    from dwlit.more_exercises import MORE_EXERCISES
     from dwlit.problems import PROBLEMS
     bad = []
-    for stem, registry in (('18_exercises', EXERCISES), ('19_design_problems', PROBLEMS)):
+    for stem, registry in (('18_exercises', EXERCISES), ('18b_more_exercises', MORE_EXERCISES), ('19_design_problems', PROBLEMS)):
         page = (site / f'{stem}.html').read_text()
         for n, (_, solution) in registry.items():
             name = solution.__name__
@@ -647,7 +648,7 @@ def code_layout(browser, url) -> dict:
 # (rounded up to 500 px) so that it cannot grow; an entry goes when its chapter is cut under MAX_PAGE (the test says so).
 # The cut is the open part of the book issue: until this dict is empty, that issue is not done.
 NOT_YET_CUT = {'03_instructions': 23_000, '08_conv1d_kernels': 17_000, '11_dilation': 15_500, '12_conv2d': 19_000,
-               '14_cost_model': 32_500, '15_engine_question': 29_000, '16_real_layers': 31_000, '18_exercises': 24_000}
+               '14_cost_model': 32_500, '15_engine_question': 29_000, '16_real_layers': 31_000}
 
 
 def page_verdict(lengths: dict) -> list:

@@ -64,7 +64,7 @@ def test_no_import_circle_in_dwlit():
 
 def test_applications_sit_on_top():
     "Nothing below the applications (layers, the tour and cli, the exercises and design problems) imports them."
-    apps = ('dwlit.layers', 'dwlit.tour', 'dwlit.cli', 'dwlit.exercises', 'dwlit.problems')
+    apps = ('dwlit.layers', 'dwlit.tour', 'dwlit.cli', 'dwlit.exercises', 'dwlit.more_exercises', 'dwlit.problems')
     for p in MODULES:
         m = module_name(p)
         if m in ('dwlit', 'dwlit.nki') or m.startswith(apps): continue
@@ -104,9 +104,9 @@ def test_each_rule_is_defined_once(name, home):
 
 def solution_lines() -> set:
     "(module, line) of every line inside an exercise's `*_solution`: the reader's answer re-derives a rule on purpose."
-    tree = ast.parse((PKG / 'exercises.py').read_text())
-    return {('dwlit.exercises', k) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name.endswith('_solution')
-            for k in range(f.lineno, f.end_lineno + 1)}
+    return {(f'dwlit.{m}', k) for m in ('exercises', 'more_exercises')
+            for f in ast.walk(ast.parse((PKG / f'{m}.py').read_text()))
+            if isinstance(f, ast.FunctionDef) and f.name.endswith('_solution') for k in range(f.lineno, f.end_lineno + 1)}
 
 
 def test_the_rules_are_not_written_inline_elsewhere():
