@@ -13,7 +13,7 @@ from dwlit.exercises import (Result, dataflow, progress, check_window_view, chec
                              check_program_channels, check_chunk_loop, check_dilated_row, check_h_tile,
                              check_strided_conv1d, window_view_solution, conv1d_tile_solution, h_tile_solution,
                              program_channels_solution, _kernel_channels, _h_cases)
-from dwlit.isa import trace
+from dwlit.tracing import trace
 from dwlit.memory import NeuronCore, use_core
 
 
