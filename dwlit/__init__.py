@@ -15,7 +15,7 @@ from .memory import (Tensor, NeuronCore, TARGETS, get_target, set_target, using_
                      reset_default_core)
 from .ap import View, touch_counts
 from . import language as nl, isa as nisa
-from .isa import trace, Trace, Instruction
+from .tracing import trace, Trace, Instruction
 from .language import simulate_kernel, kernel
 
 # Everything else, imported when first asked for: name -> module.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .checks import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from .memory import get_target, as_dtype, TARGETS
-from .isa import trace
+from .tracing import trace
 from .language import simulate_kernel
 from .reference import depthwise1d, depthwise2d
 from .tiling import div_ceil

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, NotModelledError, check_choice, check_int, check_number, check_bool, shown, errors_from
 from .memory import DTYPES
-from .isa import Trace, Instruction, Access, ENGINES, PE_ARRAY
+from .isa import ENGINES, PE_ARRAY
+from .tracing import Trace, Instruction, Access
 from .tiling import div_ceil
 
 # %% auto #0

@@ -15,7 +15,7 @@ from . import tiling
 from .memory import DTYPES
 from . import language as nl, isa as nisa
 from .language import kernel
-from .isa import trace, Trace
+from .tracing import trace, Trace
 from .conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01
 from .conv2d import conv2d_depthwise_f01b_o01i_bf01
 from .proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_matmul

@@ -14,7 +14,7 @@ from .checks import SimulatorError
 from .memory import NeuronCore, use_core
 from .ap import View, touch_counts
 from . import language as nl, isa as nisa
-from .isa import trace
+from .tracing import trace
 from .language import Launch, simulate_kernel
 from .tiling import C_TILE_SIZE, div_ceil
 from .conv1d import conv1d_depthwise_default

@@ -1,4 +1,4 @@
-"""The NKI instructions the kernels of this book use, each written as check, compute, record; and the trace that lists what a run issued.
+"""The NKI instructions the kernels of this book use, each written as check, compute, record.
 
 Docs: https://dwlit.github.io/dwlit/instructions.html.md"""
 
@@ -6,22 +6,20 @@ Docs: https://dwlit.github.io/dwlit/instructions.html.md"""
 
 # %% ../nbs/03_instructions.ipynb #63d06cd2
 from __future__ import annotations
-import contextlib, difflib, enum, math, textwrap
-from collections import Counter
-from dataclasses import dataclass, field
+import difflib, enum, math
+from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, check_bool,
                      errors_from, shown, MAX_FREE_ELEMENTS)
 from .memory import Tensor, ndarray, current_core, psum, sbuf, float32, bfloat16
-from .ap import View, full_view, _extent
+from .ap import View, full_view
 
 # %% auto #0
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'OPS', 'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS',
-           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'Access',
-           'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn',
-           'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose',
-           'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
+           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'record',
+           'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota',
+           'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -64,92 +62,6 @@ def _engine(op, value, allowed, default='Vector') -> str:
         raise SimulatorError(f"{op}: engine must be one of {', '.join('nisa.engine.' + e.name for e, n in _ENGINE_NAMES.items() if n in allowed)}, "
                              f"got engine={shown(value)}")
     return _ENGINE_NAMES[value]
-
-# %% ../nbs/03_instructions.ipynb #ec9f2209
-@dataclass(frozen=True)
-class Access:
-    "One operand of a recorded instruction: its tensor, buffer, pattern and offset, the addresses covered, its dtype."
-    tensor: str
-    tensor_id: int
-    buffer: str
-    pattern: tuple
-    offset: int
-    lo: int
-    hi: int
-    dtype: str
-    def __str__(self): return f"{self.tensor}[{self.buffer}]{[list(p) for p in self.pattern]}+{self.offset}"
-
-def _access(v: View) -> Access:
-    lo, hi = _extent(v.pattern)
-    t = v.tensor
-    return Access(t.name, t.id, t.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi, t.dtype.name)
-
-@dataclass
-class Instruction:
-    "The record of one issued instruction."
-    op: str
-    engine: str
-    program_id: int
-    dst: Access
-    srcs: tuple
-    partitions: int
-    free_elems: int      # elements per partition the engine streams
-    dtype: str           # the destination's
-    attrs: dict = field(default_factory=dict)
-    def __str__(self):
-        a = ''.join(f" {k}={v}" for k, v in self.attrs.items())
-        return (f"p{self.program_id} {self.engine:<6} {self.op:<13} {self.partitions}x{self.free_elems} {self.dtype}{a}: "
-                f"{self.dst} <- {', '.join(map(str, self.srcs))}")
-
-# %% ../nbs/03_instructions.ipynb #7b774f18
-_FIELDS = tuple(Instruction.__dataclass_fields__)
-
-class Trace:
-    "The instructions issued while it was active, in issue order."
-    def __init__(self): self.instructions = []
-    def add(self, op, engine, program_id, dst, srcs, partitions, free_elems, attrs):
-        "Append the record of one issued instruction (`dst` and `srcs` are its operands' views)."
-        self.instructions.append(Instruction(op, engine, program_id, _access(dst), tuple(_access(s) for s in srcs),
-                                             partitions, free_elems, dst.dtype.name, attrs))
-    def __len__(self): return len(self.instructions)
-    def counts(self) -> dict: return dict(Counter(i.op for i in self.instructions))          # {op: how many}
-    def engines(self) -> dict: return dict(Counter(i.engine for i in self.instructions))     # {engine: how many}
-
-    def where(self, **fields) -> list:
-        "The instructions whose fields equal `fields` (e.g. op='tensor_tensor', program_id=0)."
-        for k in fields:
-            if k not in _FIELDS: raise SimulatorError(f"Trace.where: {k!r} is not a field of an instruction; they are {', '.join(_FIELDS)}")
-        return [i for i in self.instructions if all(getattr(i, k) == v for k, v in fields.items())]
-
-    def show(self, n=12):
-        "Print the first `n` instructions."
-        n = check_int(n, 'n', minimum=0)
-        for i in self.instructions[:n]: print(i)
-        if len(self) > n: print(f"... {len(self) - n} more")
-
-    def __repr__(self): return f"Trace({len(self)} instructions; by op {self.counts()}; by engine {self.engines()})"
-
-# %% ../nbs/03_instructions.ipynb #24a01cd3
-_traces = []
-
-@contextlib.contextmanager
-def trace():
-    "Record every instruction issued inside the `with` block."
-    tr = Trace(); _traces.append(tr)
-    try: yield tr
-    finally: _traces.remove(tr)
-
-HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
-_WHEN_GIVEN = HINTS + ('negate',)                              # and the optional flags, recorded when set
-
-def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
-
-def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
-    "Count one issued instruction against the launch's budget, and append its record to every active trace."
-    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
-    core = current_core()
-    if core.launch is not None: core.launch.count_instruction()
-    for tr in _traces: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../nbs/03_instructions.ipynb #5fb3eeda
 def _operand(op, arg, x) -> View:
@@ -254,6 +166,21 @@ def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
     acc = ufunc(x[..., 0], x[..., 1])
     for i in range(2, x.shape[-1]): ufunc(acc, x[..., i], out=acc)
     return acc
+
+# %% ../nbs/03_instructions.ipynb #24a01cd3
+_traces = []      # the active listeners (traces, chapter 3b): each has add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)
+
+HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
+_WHEN_GIVEN = HINTS + ('negate',)                              # and the optional flags, recorded when set
+
+def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
+
+def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
+    "Count one issued instruction against the launch's budget, and append its record to every active trace."
+    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
+    core = current_core()
+    if core.launch is not None: core.launch.count_instruction()
+    for tr in _traces: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../nbs/03_instructions.ipynb #0fd2be83
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
@@ -590,49 +517,3 @@ def _not_modelled(module, name, nki_names, modelled):
 def __getattr__(name):
     if name.startswith('__'): raise AttributeError(name)
     raise _not_modelled('nisa', name, _NKI_ISA, MODELLED)
-
-# %% ../nbs/03_instructions.ipynb #8f5d87e0
-_SHORT = {'dma_copy': 'dma', 'memset': 'set', 'tensor_reduce': 'red', 'tensor_copy': 'cp', 'nc_matmul': 'mm',
-          'nc_transpose': 'PT', 'dve_transpose': 'VT'}
-_OPS_SHORT = {'multiply': 'mul', 'add': 'add', 'subtract': 'sub', 'maximum': 'max', 'minimum': 'min'}
-
-def _label(ins) -> str:
-    "A box label of at most 3 characters: the op of a tensor_tensor, else a short name of the instruction."
-    return _OPS_SHORT.get(ins.attrs.get('op'), 'tt') if ins.op == 'tensor_tensor' else _SHORT.get(ins.op, ins.op[:3])
-
-def plot_trace(tr: Trace, ax=None, title=None, fontsize=8):
-    "Draw a trace: one row per engine, one box per instruction in issue order, coloured by program; labels where they fit."
-    import matplotlib.pyplot as plt, matplotlib.patches as mpatches
-    ax = ax or plt.subplots(figsize=(8.2, 2.6))[1]   # 8.2 in: with the program key beside it, within the 9 in the site shows
-    rows, cmap, n = {e: k for k, e in enumerate(ENGINES)}, plt.get_cmap('tab10'), max(len(tr), 1)
-    box_pt = ax.get_position().width * ax.figure.get_figwidth() * 72 * 0.9 / (n + 1)   # one box's width in points
-    labels = {}
-    for k, ins in enumerate(tr.instructions):
-        ax.barh(rows[ins.engine], 0.9, left=k, color=cmap(ins.program_id % 10), edgecolor='black', linewidth=0.3)
-        lab = _label(ins)
-        if 0.62 * fontsize * (len(lab) + 1) <= box_pt:        # only where the label fits inside its box, with a margin
-            ax.text(k + 0.45, rows[ins.engine], lab, ha='center', va='center', fontsize=fontsize)
-            labels[lab] = ins.op + (f" {ins.attrs['op']}" if ins.op == 'tensor_tensor' else '')
-    ax.set_yticks(range(len(ENGINES)), [f"{e} (PE array)" if e == PE_ARRAY else e for e in ENGINES])
-    key = ('; labels: ' + ', '.join(f"{a} = {b}" for a, b in labels.items())) if labels else ''
-    ax.set_xlabel('instruction number (issue order)' + key, fontsize=8); ax.set_ylabel('engine')
-    ax.set_title('\n'.join(textwrap.wrap(title or f"Output: {len(tr)} instructions by engine and program", 120)), fontsize=9)
-    ax.set_xlim(-0.5, n + 0.5)
-    programs = sorted({i.program_id for i in tr.instructions})
-    if len(programs) > 1:                                      # the colour key, beside the axes
-        ax.legend(handles=[mpatches.Patch(color=cmap(p % 10), label=f'program {p}') for p in programs[:10]],
-                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1))
-    return ax
-
-# %% ../nbs/03_instructions.ipynb #9987db9a
-def trace_stepper(tr: Trace):
-    "An ipywidgets slider that shows one instruction of `tr` at a time, with its place on the engine picture."
-    import html, ipywidgets as W, matplotlib.pyplot as plt
-    info, out = W.HTML(), W.Output()
-    sl = W.IntSlider(0, min=0, max=max(len(tr) - 1, 0), description='instruction', continuous_update=False)
-    def draw(*_):
-        info.value = f"<pre>{html.escape(str(tr.instructions[sl.value]))}</pre>"
-        out.clear_output(wait=True)
-        with out: ax = plot_trace(tr); ax.axvline(sl.value + 0.45, color='red'); plt.show()
-    sl.observe(draw, 'value'); draw()
-    return W.VBox([sl, info, out])

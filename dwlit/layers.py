@@ -15,7 +15,7 @@ import numpy as np
 from .checks import SimulatorError, AllocationError, check_int, errors_from, shown, MAX_HBM_BYTES
 from .memory import TARGETS, as_dtype, get_target
 from .tiling import C_TILE_SIZE, div_ceil
-from .isa import trace
+from .tracing import trace
 from .language import simulate_kernel
 from .conv1d import conv1d_depthwise_bf01_oi01_bf01
 from .conv1d_plan import conv1d_plan

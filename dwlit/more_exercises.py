@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from . import language as nl, isa as nisa
 from .memory import NeuronCore, use_core
-from .isa import trace
+from .tracing import trace
 from .tiling import chunk_positions, div_ceil
 from .dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
 from .exercises import (NotDone, Result, ConvCase, EXERCISES, dataflow, as_kernel, _call, _can_draw, _check_conv,

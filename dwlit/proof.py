@@ -14,7 +14,8 @@ from .checks import SimulatorError, check_padding
 from .tiling import div_ceil
 from .memory import hbm_tensor, as_dtype
 from . import isa as nisa, language as nl
-from .isa import Trace, ENGINES, PE_ARRAY
+from .isa import ENGINES, PE_ARRAY
+from .tracing import Trace
 from .language import KernelFunction, kernel
 
 # %% auto #0

@@ -15,7 +15,7 @@ from dwlit.exercises import (EXERCISES, Result, dataflow, progress, check_window
 from dwlit.more_exercises import (MORE_EXERCISES, check_chunk_loop, check_dilated_row, check_h_tile, check_strided_conv1d,
                                   h_tile_solution, _h_cases)
 from dwlit.checks import AccessPatternError, SimulatorError
-from dwlit.isa import trace
+from dwlit.tracing import trace
 from dwlit.memory import NeuronCore, use_core
 
 

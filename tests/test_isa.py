@@ -1,4 +1,6 @@
 "Property tests for the instructions: agreement with NumPy (fp32 arithmetic, all three dtypes), writes confined to the destination, capacity, SPMD."
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -253,3 +255,59 @@ def test_tensor_tensor_reads_at_most_one_input_from_psum(dst_buf):
                 nisa.tensor_tensor(d[:, :4], p1[:, :4], p1[:, 4:], nl.add)    # two views of one PSUM tile
             nisa.tensor_tensor(d, p1, s, nl.multiply); assert (d.numpy() == 10).all()
             nisa.tensor_tensor(d, s, p2, nl.add); assert (d.numpy() == 8).all()
+
+
+# --- the refusals of chapter 3: the chapter shows one, each instruction's are here --------------------------------
+
+def _tiles():
+    "The chapter's tiles: a = 0..23 and b = 0.5 as (4, 6), prod = a * b as (4, 2, 3), col = 1..4 as (4, 1)."
+    a, b = sbuf_from(np.arange(24.0).reshape(4, 6), np.float32), sbuf_from(np.full((4, 6), 0.5), np.float32)
+    prod = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf, name='prod')
+    nisa.tensor_tensor(prod, a, b, nl.multiply)
+    col = sbuf_from(np.arange(4.0).reshape(4, 1) + 1, np.float32)
+    return dict(a=a, b=b, prod=prod, col=col, s=nl.ndarray((4, 2), nl.float32, buffer=nl.sbuf, name='s'),
+                ts=nl.ndarray((4, 6), nl.float32, buffer=nl.sbuf, name='ts'))
+
+
+ACT = nisa.ACTIVATIONS
+REFUSALS = {   # case: (the call on the tiles, the words of its message)
+    'tensor_tensor op by name': (lambda t: nisa.tensor_tensor(t['prod'], t['a'], t['b'], 'multiply'),
+                                 "tensor_tensor: op must be one of nl.add, nl.subtract, nl.multiply"),
+    'tensor_tensor step-0 dst': (lambda t: nisa.tensor_tensor(t['a'].ap([[6, 4], [0, 6]]), t['a'], t['b'], nl.add),
+                                 "writes some addresses more than once"),
+    'tensor_reduce axis 1 of 3': (lambda t: nisa.tensor_reduce(t['s'], nl.add, t['prod'], axis=1),
+                                  "the legal values are 2; (1, 2); got axis=1"),
+    'tensor_scalar wide operand': (lambda t: nisa.tensor_scalar(t['ts'], t['a'], nl.add, nl.ndarray((4, 2), nl.float32)),
+                                   "operand0 must be a number or a (4, 1) tile"),
+    'tensor_scalar op1 alone': (lambda t: nisa.tensor_scalar(t['ts'], t['a'], nl.add, 1.0, op1=nl.add),
+                                "op1 and operand1 go together"),
+    'activation ALU op': (lambda t: nisa.activation(t['ts'], nl.add, t['a']), "activation: op must be one of nl.copy, nl.exp"),
+    'activation fused reduce': (lambda t: nisa.activation(t['ts'], ACT['exp'], t['a'], reduce_op=nl.add, reduce_res=t['col']),
+                                "are not modelled"),
+    'iota pattern size': (lambda t: nisa.iota(nl.ndarray((3, 4), nl.float32), [[1, 5]], 0), "multiply to dst's 4 elements per partition"),
+    'nl.add across partitions': (lambda t: nl.add(t['a'], nl.ndarray((1, 6), nl.float32)), "never across partitions"),
+    'memset None': (lambda t: nisa.memset(t['a'], None), "memset: value must be a number (an int or a float), got value=None"),
+    'dma_copy into PSUM': (lambda t: nisa.dma_copy(nl.ndarray((4, 6), nl.float32, buffer=nl.psum), t['a']),
+                           "is in PSUM, and DMA moves data between SBUF and HBM only"),
+    'nc_matmul mixed dtypes': (lambda t: nisa.nc_matmul(nl.ndarray((4, 8), nl.float32, buffer=nl.psum), nl.ndarray((128, 4), nl.float32),
+                                                        nl.ndarray((128, 8), nl.bfloat16)), "if one input is float32 the other must be too"),
+    'nisa misspelt': (lambda t: nisa.tensor_tensr, "(did you mean nisa.tensor_tensor?)"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_each_instruction_refuses_bad_operands_with_the_rule(case):
+    call, words = REFUSALS[case]
+    with fresh():
+        tiles = _tiles()
+        with pytest.raises(SimulatorError, match=re.escape(words)): call(tiles)
+
+
+def test_tensor_scalar_reversed_and_activation_tanh_and_unmodelled_names():
+    with fresh():
+        t = _tiles()
+        nisa.tensor_scalar(t['ts'], t['a'], nl.subtract, 1.0, reverse0=True)                   # 1 - a, not a - 1
+        np.testing.assert_array_equal(t['ts'].numpy(), 1 - np.arange(24.0).reshape(4, 6))
+        nisa.activation(t['ts'], ACT['tanh'], t['a'])
+        np.testing.assert_allclose(t['ts'].numpy(), np.tanh(np.arange(24.0).reshape(4, 6)), atol=1e-6)
+    assert not hasattr(nisa, 'activation_reduce')          # a name of NKI's ISA that dwlit does not model
