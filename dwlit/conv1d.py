@@ -16,12 +16,8 @@ from . import language as nl, isa as nisa
 from .tiling import C_TILE_SIZE, PACK, div_ceil, program_tiles, chunk_positions, dispatch_decision
 
 # %% auto #0
-__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'check_conv1d_call', 'conv1d_sbuf_bytes',
-           'conv1d_depthwise_default', 'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01',
-           'trace_contract']
-
-# %% ../nbs/08_conv1d_kernels.ipynb #996383ff
-MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # bytes: the largest partition (trn3)
+__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes', 'conv1d_depthwise_default',
+           'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
 
 # %% ../nbs/08_conv1d_kernels.ipynb #af17803b
 @dataclass(frozen=True)
@@ -92,7 +88,7 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
     return Conv1dGeometry(N, C_in, W, W_f, W_out, W_padding_l, W_padding_r, dt)
 
 # %% ../nbs/08_conv1d_kernels.ipynb #ad24febf
-def check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out=None, out_shape=None,
+def _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out=None, out_shape=None,
                       entry=False) -> Conv1dGeometry:
     "A 1D kernel's first checks: its tensors are tensors, then `conv1d_geometry` on their shapes and dtypes."
     with errors_from(who):
@@ -102,6 +98,9 @@ def check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilat
                                      rhs_dilation, lhs_dilation, who=who)
     return conv1d_geometry(img.shape, filter.shape, padding, out.shape, img.dtype, filter.dtype, out.dtype, stride,
                            rhs_dilation, lhs_dilation, who=who, max_W_f=None, out_arg='out.shape')
+
+# %% ../nbs/08_conv1d_kernels.ipynb #996383ff
+MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # bytes: the largest partition (trn3)
 
 # %% ../nbs/08_conv1d_kernels.ipynb #c4774ad0
 def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, itemsize=4) -> dict:
@@ -152,7 +151,7 @@ def _check_sbuf(who, g, path, full_tiles, partial):
 @kernel
 def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
     "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
-    g = check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+    g = _check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
     padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
     W_padding_l, W_padding_r = padding[1]                       # 1D: only W padding
     N, C_in, _, W = img.shape
@@ -233,7 +232,7 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
 @kernel
 def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
     "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
-    g = check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+    g = _check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
     padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
     W_padding_l, W_padding_r = padding[1]
     N, C_in, _, W = img.shape
@@ -324,6 +323,27 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
                           src=out_last)
     return out
 
+# %% ../nbs/08_conv1d_kernels.ipynb #8d7fd821
+@kernel
+def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
+                                    out_shape=None):
+    "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
+    who = 'conv1d_depthwise_bf01_oi01_bf01'
+    g = _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
+    with errors_from(who):
+        if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
+    _check_entry_sizes(g, who)                                  # SBUF and output size, before anything is allocated
+    padding, out_shape = g.padding, g.out_shape                 # checked, as Python ints
+    N, C_in, H, W = img.shape
+    C_out, _, H_f, W_f = filter.shape
+    _, _, K0, K1 = out_shape                                    # K1 == W_out
+    out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm)    # L713
+    flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
+    if flattend_input_img_size == 1:                            # the whole row is one chunk
+        return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+    else:
+        return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+
 # %% ../nbs/08_conv1d_kernels.ipynb #90a3d211
 def _check_entry_sizes(g, who):
     "Before the entry point allocates its output: this program's SBUF need, then the output's size."
@@ -343,27 +363,6 @@ def _check_entry_sizes(g, who):
         raise AllocationError(f"{who}: the output out_shape={g.out_shape} would hold {out_bytes:,} B of {g.dtype.name}, "
                               f"more than the MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B one HBM tensor may take (the simulator "
                               f"keeps HBM in host memory): fewer batch elements or channels per call would fit")
-
-# %% ../nbs/08_conv1d_kernels.ipynb #8d7fd821
-@kernel
-def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
-                                    out_shape=None):
-    "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
-    who = 'conv1d_depthwise_bf01_oi01_bf01'
-    g = check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
-    with errors_from(who):
-        if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
-    _check_entry_sizes(g, who)                                  # SBUF and output size, before anything is allocated
-    padding, out_shape = g.padding, g.out_shape                 # checked, as Python ints
-    N, C_in, H, W = img.shape
-    C_out, _, H_f, W_f = filter.shape
-    _, _, K0, K1 = out_shape                                    # K1 == W_out
-    out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm)    # L713
-    flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
-    if flattend_input_img_size == 1:                            # the whole row is one chunk
-        return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
-    else:
-        return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
 
 # %% ../nbs/08_conv1d_kernels.ipynb #510715b4
 def trace_contract(tr, N, C, W_out, W_f):

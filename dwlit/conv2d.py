@@ -20,8 +20,8 @@ from .checks import check_shape, check_padding, MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from .tiling import div_ceil
 
 # %% auto #0
-__all__ = ['SBUF_BUDGET_BYTES', 'DTYPE_SIZE_AS_WRITTEN', 'check_unsupported', 'check_conv2d_args', 'h_tile_budget', 'Conv2dPlan',
-           'conv2d_plan', 'budget_table', 'conv2d_depthwise_f01b_o01i_bf01']
+__all__ = ['SBUF_BUDGET_BYTES', 'DTYPE_SIZE_AS_WRITTEN', 'h_tile_budget', 'Conv2dPlan', 'conv2d_plan',
+           'conv2d_depthwise_f01b_o01i_bf01']
 
 # %% ../nbs/12_conv2d.ipynb #9d7feda4
 def _must_be_ones(v, name: str, why: str):
@@ -33,7 +33,7 @@ def _must_be_ones(v, name: str, why: str):
     if not ok: raise SimulatorError(f"{name} must be (1, 1) or None: {why}; got {name}={v!r}")
 
 # %% ../nbs/12_conv2d.ipynb #e9b85bd8
-def check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
+def _check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
     "The options the kernel does not support, checked before anything else (L795, L796, L798); returns in_perm."
     _must_be_ones(stride, 'stride', "this kernel slides its window one row and one column at a time")
     _must_be_ones(rhs_dilation, 'rhs_dilation', "rhs (kernel) dilation is not supported together with lhs_dilation")
@@ -47,9 +47,9 @@ def check_unsupported(stride=None, rhs_dilation=None, in_perm=None):
     return p
 
 # %% ../nbs/12_conv2d.ipynb #50c7d172
-def check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None) -> tuple:
+def _check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=None, in_perm=None) -> tuple:
     "Check the scalar arguments (L792-L798): ((H_l, H_r), (W_l, W_r)), (dil_H_lhs, dil_W_lhs) and in_perm."
-    in_perm = check_unsupported(stride, rhs_dilation, in_perm)          # what the kernel cannot do comes first
+    in_perm = _check_unsupported(stride, rhs_dilation, in_perm)          # what the kernel cannot do comes first
     padding = check_padding(padding)
     dil = (1, 1) if lhs_dilation is None else check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1,
                                                           names=('dil_H_lhs', 'dil_W_lhs'))
@@ -104,8 +104,6 @@ class _Conv2dReport:
             "instructions: " + ', '.join(f"{k} {v}" for k, v in self.instruction_counts().items())]
         return '\n'.join(textwrap.fill(l, 100, subsequent_indent='  ') for l in lines)
 
-
-
 # %% ../nbs/12_conv2d.ipynb #d581d044
 @dataclass
 class Conv2dPlan(_Conv2dReport):
@@ -143,7 +141,6 @@ class Conv2dPlan(_Conv2dReport):
             per_n['tensor_reduce'] += t.window_size
         for k, v in per_n.items(): n[k] += self.C_NUM_TILES * self.in_N * v
         return {k: v for k, v in n.items() if v}
-
 
 # %% ../nbs/12_conv2d.ipynb #6ffdf0f0
 def _check_target(target) -> Target:
@@ -192,7 +189,7 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
                 dtype_size=DTYPE_SIZE_AS_WRITTEN, target=None) -> Conv2dPlan:
     "Check the arguments of the 2D kernel and compute its sizes, tiles, buffers and instructions (no simulation)."
     # 1. options the kernel does not support, 2. kinds of the arguments, 3. shapes, 4. sizes and capacities
-    padding, lhs, in_perm = check_conv2d_args(padding, stride, rhs_dilation, lhs_dilation, in_perm)
+    padding, lhs, in_perm = _check_conv2d_args(padding, stride, rhs_dilation, lhs_dilation, in_perm)
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
     if out_shape is not None: out_shape = check_ints(out_shape, 'out_shape', 4)
@@ -249,8 +246,8 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
     return plan
 
 # %% ../nbs/12_conv2d.ipynb #eca3d9e7
-def budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
-                 dtypes=(('fp32', 4), ('bf16, fp16', 2), ('8-byte (arithmetic only)', 8))) -> str:
+def _budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
+                  dtypes=(('fp32', 4), ('bf16, fp16', 2), ('8-byte (arithmetic only)', 8))) -> str:
     "Markdown table: tile height, H tiles and dilated-tile bytes per partition, the budget as written vs the real dtype size."
     rows = ['| dtype | budget counts | h_tile_count | max_h_tile_size | H tiles | dilated tile, B | fits 16 KiB |',
             '|:---|:---|---:|---:|---:|---:|:---|']
@@ -277,7 +274,7 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
                                     dtype_size=DTYPE_SIZE_AS_WRITTEN # budget bytes per element (as written: 4); None = real size
                                    ):
     "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
-    check_unsupported(stride, rhs_dilation, in_perm)                                     # L795-L798, before anything
+    _check_unsupported(stride, rhs_dilation, in_perm)                                    # L795-L798, before anything
     check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
     check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
     plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,

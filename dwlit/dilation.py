@@ -16,9 +16,9 @@ from .tiling import div_ceil
 
 # %% auto #0
 __all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS', 'MAX_DRAWN_ROWS',
-           'calc_dilated_dimension', 'calc_inverse_dilated_dimension', 'dilated_row_sources', 'check_dilate_tile',
-           'dilate_tile', 'draw_dilated', 'HTile', 'check_h_window', 'h_window_plan', 'plan_table', 'tile_rows',
-           'plan_errors', 'draw_h_window', 'h_window_widget', 'h_window_animation']
+           'calc_dilated_dimension', 'calc_inverse_dilated_dimension', 'dilated_row_sources', 'dilate_tile',
+           'draw_dilated', 'HTile', 'h_window_plan', 'plan_table', 'tile_rows', 'plan_errors', 'draw_h_window',
+           'h_window_widget', 'h_window_animation']
 
 # %% ../nbs/11_dilation.ipynb #ea880d52
 def calc_dilated_dimension(d: int, # number of samples, >= 1
@@ -36,10 +36,6 @@ def calc_inverse_dilated_dimension(D: int, # a dilated extent (the H window also
     D, dil = check_int(D, 'D'), check_int(dil, 'dil', 1)
     return (D + dil - 1) // dil
 
-# %% ../nbs/11_dilation.ipynb #53d8f0ef
-PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
-MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
-
 # %% ../nbs/11_dilation.ipynb #b1a0827a
 def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
     "For each row of the dilated, padded image: the image row it holds, or `PAD` / `ZERO`."
@@ -55,8 +51,34 @@ def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
         if i < in_H - 1: rows += [ZERO] * (dil_H_lhs - 1)
     return rows + [PAD] * H_r
 
+# %% ../nbs/11_dilation.ipynb #53d8f0ef
+PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
+MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
+
+# %% ../nbs/11_dilation.ipynb #a2e7c92f
+@kernel
+def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
+                lhs_dilation=(1, 1), # (dil_H_lhs, dil_W_lhs)
+                padding=((0, 0), (0, 0)) # ((H_l, H_r), (W_l, W_r))
+               ):
+    "Zero-fill plus one strided scatter copy: the LHS-dilated, padded image (L973-L995)."
+    check_tensor(img, 'img', 3, '(P, H, W)')
+    (dil_H_lhs, dil_W_lhs), ((H_l, H_r), (W_l, W_r)), dil_H, dil_W = _check_dilate_tile(
+        img.shape, img.dtype.itemsize, lhs_dilation, padding)
+    P, H, W = img.shape
+    image_sbuf = nl.ndarray((P, H * W), img.dtype, buffer=nl.sbuf)
+    dilated_image = nl.ndarray((P, dil_H * dil_W), img.dtype, buffer=nl.sbuf)
+    out = nl.ndarray((P, dil_H, dil_W), img.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(image_sbuf, img.ap([[H * W, P], [1, H * W]]))
+    nisa.memset(dilated_image, 0)                                             # L973
+    nisa.dma_copy(dilated_image.ap([[dil_H * dil_W, P], [dil_H_lhs * dil_W, H], [dil_W_lhs, W]],   # L977-L995
+                                   offset=H_l * dil_W + W_l),
+                  image_sbuf.ap([[H * W, P], [W, H], [1, W]]))
+    nisa.dma_copy(out.ap([[dil_H * dil_W, P], [1, dil_H * dil_W]]), dilated_image)
+    return out
+
 # %% ../nbs/11_dilation.ipynb #7d98ee5b
-def check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
+def _check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
     "Check `dilate_tile`'s arguments and its SBUF need before anything is allocated; return the dilated sizes."
     P, H, W = check_shape(shape, 'img.shape', ('P', 'H', 'W'))
     if P > nl.tile_size.pmax:
@@ -71,28 +93,6 @@ def check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
                              f"{dil} and padding {((H_l, H_r), (W_l, W_r))} is {dil_H:,} x {dil_W:,} elements; with the "
                              f"dense image that is {need:,} B per partition, and one partition holds {cap:,} B")
     return dil, ((H_l, H_r), (W_l, W_r)), dil_H, dil_W
-
-# %% ../nbs/11_dilation.ipynb #a2e7c92f
-@kernel
-def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
-                lhs_dilation=(1, 1), # (dil_H_lhs, dil_W_lhs)
-                padding=((0, 0), (0, 0)) # ((H_l, H_r), (W_l, W_r))
-               ):
-    "Zero-fill plus one strided scatter copy: the LHS-dilated, padded image (L973-L995)."
-    check_tensor(img, 'img', 3, '(P, H, W)')
-    (dil_H_lhs, dil_W_lhs), ((H_l, H_r), (W_l, W_r)), dil_H, dil_W = check_dilate_tile(
-        img.shape, img.dtype.itemsize, lhs_dilation, padding)
-    P, H, W = img.shape
-    image_sbuf = nl.ndarray((P, H * W), img.dtype, buffer=nl.sbuf)
-    dilated_image = nl.ndarray((P, dil_H * dil_W), img.dtype, buffer=nl.sbuf)
-    out = nl.ndarray((P, dil_H, dil_W), img.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(image_sbuf, img.ap([[H * W, P], [1, H * W]]))
-    nisa.memset(dilated_image, 0)                                             # L973
-    nisa.dma_copy(dilated_image.ap([[dil_H * dil_W, P], [dil_H_lhs * dil_W, H], [dil_W_lhs, W]],   # L977-L995
-                                   offset=H_l * dil_W + W_l),
-                  image_sbuf.ap([[H * W, P], [W, H], [1, W]]))
-    nisa.dma_copy(out.ap([[dil_H * dil_W, P], [1, dil_H * dil_W]]), dilated_image)
-    return out
 
 # %% ../nbs/11_dilation.ipynb #7b9fc779
 def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
@@ -113,9 +113,6 @@ def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     ax.set_xlabel('column (W)'); ax.set_ylabel('row (H)')
     ax.set_title(title or f"Output: dilated buffer; blue = image sample, 0 = inserted zero, p = padding", fontsize=9)
     return ax
-
-# %% ../nbs/11_dilation.ipynb #b3922354
-BOOKKEEPING = ('fixed', 'literal')
 
 # %% ../nbs/11_dilation.ipynb #6a7b6bf5
 @dataclass(frozen=True)
@@ -141,37 +138,10 @@ class HTile:
         dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
         return max(self.dilated_h_size, self.i_padding + (self.load_h_size - 1) * dil_H_lhs + 1 if self.loads else 0)
 
-# %% ../nbs/11_dilation.ipynb #1de6ac3e
-MAX_H_TILES = 100_000   # the planner takes one loop step per tile: plans longer than this are refused
-
 # %% ../nbs/11_dilation.ipynb #1d90d89b
 def _check_bookkeeping(bookkeeping):
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
-
-# %% ../nbs/11_dilation.ipynb #44a9555c
-def check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> tuple:
-    "Check the H window's arguments and bound its length before planning; return them as Python ints."
-    _check_bookkeeping(bookkeeping)
-    in_H, k_H = check_int(in_H, 'in_H', 1), check_int(k_H, 'k_H', 1)
-    H_l, H_r = check_ints(H_padding, 'H_padding', 2, minimum=0, names=('H_padding_l', 'H_padding_r'))
-    dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
-    max_h = check_int(max_h_tile_size, 'max_h_tile_size', 1)
-    dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_l + H_r
-    if k_H > dil_H_total:
-        raise SimulatorError(f"k_H must be <= the rows of the dilated, padded image, dil_H = {dil_H_total:,}, got k_H={k_H:,}: "
-                             f"there is no output row")
-    if max_h < k_H:
-        raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel, as the budget "
-                             f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
-    out_H = dil_H_total - k_H + 1
-    per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
-    most = div_ceil(out_H, per_tile) + 1
-    if most > MAX_H_TILES:
-        raise SimulatorError(f"the H window would need up to {most:,} H tiles: out_H = {out_H:,} output rows, each tile "
-                             f"yielding at least {per_tile:,} (max_h_tile_size={max_h:,} image rows with "
-                             f"dil_H_lhs={dil_H_lhs:,}, k_H={k_H:,}); dwlit plans at most {MAX_H_TILES:,} tiles")
-    return in_H, k_H, (H_l, H_r), dil_H_lhs, max_h
 
 # %% ../nbs/11_dilation.ipynb #8b909ae5
 def h_window_plan(in_H: int, # image rows
@@ -182,7 +152,7 @@ def h_window_plan(in_H: int, # image rows
                   bookkeeping: str = 'fixed' # 'fixed' (default) or 'literal' (as the walkthrough and the older variant write it)
                  ) -> list:
     "The H sliding window of L876-L916 as a list of `HTile`s, one per tile."
-    in_H, k_H, (H_padding_l, H_padding_r), dil_H_lhs, max_h_tile_size = check_h_window(
+    in_H, k_H, (H_padding_l, H_padding_r), dil_H_lhs, max_h_tile_size = _check_h_window(
         in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
     dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_padding_l + H_padding_r     # L821
     out_H = dil_H_total - k_H + 1
@@ -217,6 +187,35 @@ def h_window_plan(in_H: int, # image rows
         outer_row += window_size if window_size > 0 else 1                            # L1092
     return tiles
 
+# %% ../nbs/11_dilation.ipynb #44a9555c
+def _check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='fixed') -> tuple:
+    "Check the H window's arguments and bound its length before planning; return them as Python ints."
+    _check_bookkeeping(bookkeeping)
+    in_H, k_H = check_int(in_H, 'in_H', 1), check_int(k_H, 'k_H', 1)
+    H_l, H_r = check_ints(H_padding, 'H_padding', 2, minimum=0, names=('H_padding_l', 'H_padding_r'))
+    dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
+    max_h = check_int(max_h_tile_size, 'max_h_tile_size', 1)
+    dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_l + H_r
+    if k_H > dil_H_total:
+        raise SimulatorError(f"k_H must be <= the rows of the dilated, padded image, dil_H = {dil_H_total:,}, got k_H={k_H:,}: "
+                             f"there is no output row")
+    if max_h < k_H:
+        raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel, as the budget "
+                             f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
+    out_H = dil_H_total - k_H + 1
+    per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
+    most = div_ceil(out_H, per_tile) + 1
+    if most > MAX_H_TILES:
+        raise SimulatorError(f"the H window would need up to {most:,} H tiles: out_H = {out_H:,} output rows, each tile "
+                             f"yielding at least {per_tile:,} (max_h_tile_size={max_h:,} image rows with "
+                             f"dil_H_lhs={dil_H_lhs:,}, k_H={k_H:,}); dwlit plans at most {MAX_H_TILES:,} tiles")
+    return in_H, k_H, (H_l, H_r), dil_H_lhs, max_h
+
+# %% ../nbs/11_dilation.ipynb #e510d371
+BOOKKEEPING = ('fixed', 'literal')   # h_window_plan's two versions of the last-row path
+MAX_H_TILES = 100_000                 # the planner takes one loop step per tile: plans longer than this are refused
+MAX_CHECKED_ROWS = 10**7              # plan_errors rebuilds and compares rows one by one: at most this many
+
 # %% ../nbs/11_dilation.ipynb #eded724d
 def _check_plan(plan) -> list:
     if not isinstance(plan, (list, tuple)) or not all(isinstance(t, HTile) for t in plan):
@@ -240,9 +239,6 @@ def plan_table(plan: list) -> str:
         where.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {_flags(t)} |")
         what.append(f"| {i} | {loaded} | {t.i_padding} | {t.dilated_h_size} | {t.window_size} |")
     return '\n'.join(['**Where each tile starts**', ''] + where + ['', '**What it loads and yields**', ''] + what)
-
-# %% ../nbs/11_dilation.ipynb #e95b2ae6
-MAX_CHECKED_ROWS = 10**7   # plan_errors rebuilds and compares rows one by one: at most this many
 
 # %% ../nbs/11_dilation.ipynb #e984c76d
 def tile_rows(t: HTile, dil_H_lhs: int) -> list:

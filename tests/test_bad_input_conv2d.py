@@ -11,7 +11,7 @@ from hypothesis import given, settings, assume, example, strategies as st, Healt
 
 from dwlit.memory import NeuronCore, use_core, hbm_tensor
 from dwlit.checks import SimulatorError, SimulatorTypeError
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, check_conv2d_args
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, _check_conv2d_args
 from dwlit.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilated_row_sources, h_window_plan,
                             plan_errors, tile_rows, dilate_tile, PAD, ZERO)
 from dwlit.layouts import parse_layout, parse_conv_labels, convert_layout, in_perm_label, f01b_gather, contiguous_runs, tiled_dve_transpose_210
@@ -393,7 +393,7 @@ def test_dilate_tile(arg, good, data):
     (lambda: tile_rows('tile', 2), 't'),
     (lambda: h_tile_budget(5, 3, 0, 1), 'dil_W'),
     (lambda: h_tile_budget(5, 3, 10, 1, dtype_size=0), 'dtype_size'),
-    (lambda: check_conv2d_args(((0, 0), (0, 0)), in_perm=5), 'in_perm'),
+    (lambda: _check_conv2d_args(((0, 0), (0, 0)), in_perm=5), 'in_perm'),
     (lambda: conv2d_plan((3, 4, 5, 2), (3, 2, 3, 1), PADDING, out_shape=10), 'out_shape'),
     (lambda: conv2d_plan((3, 4, 5, 2), (3, 2, 3, 1), PADDING, out_shape=(i for i in WANT.shape)), 'out_shape'),
     (lambda: conv2d_plan((3, 4, 5, 2), (3, 2, 3, 1), PADDING, in_perm=5), 'in_perm'),
