@@ -22,7 +22,7 @@ from .language import simulate_kernel, kernel
 _LAZY = {
     'conv1d_depthwise_default': 'conv1d', 'conv1d_depthwise_f_packing': 'conv1d', 'conv1d_depthwise_bf01_oi01_bf01': 'conv1d',
     'conv1d_plan': 'conv1d_plan', 'conv2d_depthwise_f01b_o01i_bf01': 'conv2d', 'conv2d_plan': 'conv2d',
-    'parse_conv_labels': 'layouts', 'convert_layout': 'layouts', 'predict': 'cost',
+    'parse_conv_labels': 'layouts', 'convert_layout': 'layouts', 'predict': 'timeline',
     'LAYERS': 'layers', 'Layer': 'layers', 'get_layer': 'layers', 'run_layer': 'layers', 'explain_args': 'layers',
     'framework_reference': 'layers', 'NotDone': 'exercises', 'EXERCISES': 'exercises',
     'MORE_EXERCISES': 'more_exercises'}

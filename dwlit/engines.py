@@ -19,7 +19,7 @@ from .tracing import trace, Trace
 from .conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01
 from .conv2d import conv2d_depthwise_f01b_o01i_bf01
 from .proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_matmul
-from .cost import predict
+from .timeline import predict
 
 # %% auto #0
 __all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'COLOURS', 'DESIGNS',

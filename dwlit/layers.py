@@ -21,7 +21,7 @@ from .conv1d import conv1d_depthwise_bf01_oi01_bf01
 from .conv1d_plan import conv1d_plan
 from .conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
 from .layouts import parse_conv_labels
-from .cost import predict
+from .timeline import predict
 
 # %% auto #0
 __all__ = ['LAYERS', 'XLA_WORKER', 'Layer', 'get_layer', 'layer_args', 'in_contract', 'kernel_args', 'layer_plan',

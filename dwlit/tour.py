@@ -17,8 +17,8 @@ from .reference import depthwise1d, depthwise2d
 from .tiling import div_ceil
 
 def predict(tr, target='trn1'):
-    "Chapter 14's predicted schedule of a trace (dwlit.cost is imported only when a prediction is asked for)."
-    from dwlit.cost import predict
+    "Chapter 14b's predicted schedule of a trace (dwlit.timeline is imported only when a prediction is asked for)."
+    from dwlit.timeline import predict
     return predict(tr, target)
 
 # %% auto #0

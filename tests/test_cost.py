@@ -1,12 +1,15 @@
-"""The cost model's formulas, pinned on hand-priced tiny kernels, DMA runs against a brute-force count, and the
-scheduler's invariants on random kernels."""
+"""The cost model's formulas (chapter 14), pinned on hand-priced tiny kernels, the ISA table's conditions one by one,
+DMA runs against a brute-force count, and the conventions' marks. The scheduler's tests are in tests/test_timeline.py."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dwlit import nl, nisa, trace, kernel, SimulatorError, NeuronCore, use_core
-from dwlit.cost import (cost_model, instruction_cost, predict, schedule, check_schedule, dtype_bytes, COST_MODELS,
-                        dma_runs, contiguous_run, pe_tflops)
+from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError, NeuronCore, use_core
+from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.cost import (cost_model, instruction_cost, dtype_bytes, COST_MODELS, dma_runs, contiguous_run, pe_tflops,
+                        vector_cycles)
+from dwlit.timeline import predict            # a dependent instruction's penalty is decided where it is scheduled
 
 
 def _trace(fn, *args, **kw):
@@ -75,6 +78,42 @@ def test_isa_fast_path_conditions():
     assert [instruction_cost(i, 'trn1').stream_ns * 1.12 for i in ins] == pytest.approx([400, 400, 200, 200, 100, 200])
 
 
+@kernel
+def _vector_conditions(x):
+    "One Vector instruction per condition of the ISA table, on bf16 tiles of 256 elements per partition (after 3 fills)."
+    a, o = (nl.ndarray((128, 256), nl.bfloat16, buffer=nl.sbuf) for _ in range(2))
+    f = nl.ndarray((128, 4), nl.bfloat16, buffer=nl.sbuf)
+    h = nl.ndarray((128, 256), nl.float16, buffer=nl.sbuf)
+    p = nl.ndarray((128, 256), nl.bfloat16, buffer=nl.psum)
+    r, r32 = nl.ndarray((128, 1), nl.bfloat16, buffer=nl.sbuf), nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    nisa.memset(f, 1.0); nisa.memset(h, 0.0); nisa.memset(p, 0.0)
+    nisa.memset(a, 0.0); nisa.memset(a, 1.0)
+    nisa.tensor_tensor(o, a, a, nl.multiply)
+    nisa.tensor_tensor(o, a, f.ap([[4, 128], [0, 256]]), nl.multiply)
+    nisa.tensor_tensor(o, a, a, nl.maximum)
+    nisa.tensor_tensor(h, h, h, nl.multiply)
+    nisa.tensor_tensor(o, a, p, nl.multiply)
+    nisa.tensor_reduce(r, nl.add, a, axis=1); nisa.tensor_reduce(r32, nl.add, a, axis=1)
+    nisa.tensor_copy(o, a); nisa.tensor_copy(o, p)
+    return x
+
+
+def test_the_isa_table_condition_by_condition():
+    """Chapter 14's table of conditions: streaming cycles for N = 256 on trn1, and on trn2 under each reading of its
+    rates, written out by hand from the rules (trn1: the ISA table; 'widths': N / lanes of the widest operand, two
+    inputs sharing the path; 'modes': trn1's cost over the performance-mode lift)."""
+    expected = {'memset 0.0': (128, 64, 128), 'memset 1.0': (256, 64, 256), 'multiply, contiguous': (256, 128, 128),
+                'multiply, step-0 input': (512, 128, 256), 'maximum, contiguous': (512, 128, 256),
+                'multiply, fp16': (512, 128, 256), 'multiply, one input in PSUM': (256, 128, 256),
+                'reduce add': (128, 64, 128), 'reduce add, fp32 out': (256, 128, 256),
+                'copy SBUF -> SBUF': (256, 64, 64), 'copy PSUM -> SBUF': (256, 64, 128)}
+    ins = _trace(_vector_conditions, np.ones(1, np.float32)).instructions
+    assert len(ins) == 3 + len(expected)
+    models = (cost_model('trn1'), cost_model('trn2'), cost_model('trn2', vector_rates='modes'))
+    got = {k: tuple(vector_cycles(i, m) for m in models) for k, i in zip(expected, ins[3:])}
+    assert got == expected
+
+
 def test_initiation_interval_floor():
     @kernel
     def k(x):
@@ -102,23 +141,6 @@ def test_dma_lanes_follow_partitions():
         c = instruction_cost(_trace(load, np.ones((P, 1024), np.float32)).instructions[0], 'trn2')
         assert c.lanes == k and c.runs == P
         assert c.ns == pytest.approx(2000 + 150 + P * 16 / k + P * 1024 * 4 / (k * 27.2))
-
-
-def test_dma_latency_keeps_no_engine_busy():
-    @kernel
-    def k(x):
-        out = nl.ndarray((32, 64), nl.float32, buffer=nl.shared_hbm)
-        for i in range(32):                                  # 32 one-partition stores, nothing depends on them
-            a = nl.ndarray((1, 64), nl.float32, buffer=nl.sbuf)
-            nisa.memset(a, 0.0)
-            nisa.dma_copy(out[i:i + 1], a)
-        return out
-    s = predict(_trace(k, np.ones(1, np.float32)), 'trn1')
-    dmas = [x for x in s.slots if x.engine == 'DMA']
-    # 16 engines, one transfer each at a time: the 17th store needs an engine the first one has freed, which happens
-    # when its work is done, long before its data has landed (if the latency kept the engine, it would wait for that)
-    assert dmas[0].start_ns + dmas[0].cost.busy_ns <= dmas[16].start_ns < dmas[0].end_ns
-    assert s.total_ns == pytest.approx(max(x.end_ns for x in s.slots))
 
 
 @kernel
@@ -254,19 +276,6 @@ def test_runs_of_the_dense_weight_load_are_single_elements():
     assert contiguous_run(w.srcs[0]) == 1 and dma_runs(w) == 16 * 16 * 3
 
 
-def test_programs_run_in_parallel():
-    @kernel
-    def k(x):
-        a = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
-        nisa.memset(a, 1.0)
-        return x
-    one = predict(_trace(k, np.ones(1, np.float32)), 'trn1').total_ns
-    with trace() as tr: k[4](np.ones(1, np.float32))
-    s = predict(tr, 'trn1')
-    assert len(s.slots) == 4 and s.total_ns == pytest.approx(one)     # four cores, each its own Vector engine
-    assert s.busy_ns('Vector') == pytest.approx(4 * one)
-
-
 def test_bad_input_errors():
     with pytest.raises(SimulatorError, match="target must be one of"): cost_model('trn9')
     with pytest.raises(SimulatorError, match="vector_rates must be one of 'widths', 'modes'"): cost_model('trn2', vector_rates=1)
@@ -274,68 +283,6 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="dtype must be"): dtype_bytes(object())
     assert dtype_bytes('bfloat16') == 2 and dtype_bytes('float32') == 4
     assert set(COST_MODELS) == {'trn1', 'trn2', 'trn3'}
-
-
-@kernel
-def _random_program(x, plan):
-    "A random mix of DMAs and Vector ops over a few tiles (from `plan`), to test the scheduler's invariants."
-    tiles = [nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name=f"t{i}") for i in range(3)]
-    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
-    for t in tiles: nisa.memset(t, 0.0)
-    for op, a, b, lo in plan:
-        half = tiles[a].ap([[64, 128], [1, 32]], offset=lo)
-        if op == 0: nisa.dma_copy(half, x.ap([[64, 128], [1, 32]], offset=lo))
-        elif op == 1: nisa.tensor_tensor(half, tiles[b].ap([[64, 128], [1, 32]], offset=32 - lo), half, nl.add)
-        elif op == 2: nisa.tensor_reduce(tiles[a].ap([[64, 128], [1, 1]], offset=lo), nl.add,
-                                         tiles[b].ap([[64, 128], [1, 32]], offset=32 - lo), axis=1)
-        else: nisa.dma_copy(out.ap([[64, 128], [1, 32]], offset=lo), half)
-    return out
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 2), st.sampled_from([0, 32])),
-                min_size=1, max_size=12), st.sampled_from(['trn1', 'trn2', 'trn3']))
-def test_schedule_invariants(plan, target):
-    tr = _trace(_random_program, np.ones((128, 64), np.float32), plan)
-    s = schedule(tr, target)
-    check_schedule(s)                                     # no engine overlap, every dependency respected
-    serial = sum(x.cost.ns for x in s.slots)
-    assert s.busy_fraction('Vector') <= 1 + 1e-9
-    assert s.busy_ns('Vector') - 1e-6 <= s.total_ns <= serial + 1e-6
-    for x in s.slots:                                     # nothing starts before the instruction it waits for ends
-        if x.waits_for is not None:
-            assert x.start_ns == pytest.approx(s.slots[x.waits_for].end_ns)
-
-
-from dwlit import simulate_kernel
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-
-
-@settings(max_examples=25, deadline=None)
-@given(N=st.integers(1, 2), C=st.integers(1, 300), W=st.integers(3, 700), W_f=st.integers(1, 9),
-       pad=st.tuples(st.integers(0, 2), st.integers(0, 2)), k=st.integers(1, 3), target=st.sampled_from(['trn1', 'trn2', 'trn3']))
-def test_real_1d_schedules_keep_their_rules(N, C, W, W_f, pad, k, target):
-    W_out = W + sum(pad) - W_f + 1
-    if W_out < 1: return
-    with trace() as tr:
-        simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, np.ones((N, C, 1, W), np.float32),
-                        np.ones((C, 1, 1, W_f), np.float32), ((0, 0), pad), out_shape=(N, C, 1, W_out), num_programs=k)
-    s = predict(tr, target)
-    check_schedule(s)
-    for pid in {i.program_id for i in tr.instructions}:          # each program's Vector work fits in the total
-        assert sum(x.cost.ns for x in s.slots if x.program_id == pid and x.engine == 'Vector') <= s.total_ns + 1e-6
-    first_compute = min(x.start_ns for x in s.slots if x.ins.op == 'tensor_tensor')
-    first_load_end = min(x.end_ns for x in s.slots if x.ins.op == 'dma_copy')
-    assert first_compute >= first_load_end - 1e-6                 # nothing is multiplied before data arrives
-
-
-@settings(max_examples=10, deadline=None)
-@given(C=st.integers(1, 140), H=st.integers(2, 6), W=st.integers(2, 8), N=st.integers(1, 2), kH=st.integers(1, 2), kW=st.integers(1, 3))
-def test_real_2d_schedules_keep_their_rules(C, H, W, N, kH, kW):
-    with trace() as tr:
-        conv2d_depthwise_f01b_o01i_bf01(np.ones((C, H, W, N), np.float32), np.ones((C, kH, kW, 1), np.float32), ((1, 0), (0, 1)))
-    check_schedule(predict(tr, 'trn2'))
 
 
 # --- the conventions: every field marked, each varied field doing what its row says ---------------------------------
@@ -435,39 +382,6 @@ def _small(x):
 @pytest.fixture(scope='module')
 def small_trace():
     return _trace(_small, np.ones((128, 64), np.float32))
-
-
-@pytest.mark.parametrize("changes,cls,message", [
-    (dict(partitions=0), SimulatorError, "predict: partitions must be >= 1, got partitions=0"),           # was ZeroDivisionError
-    (dict(dma_engine_gbps=0), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=0"),      # was ZeroDivisionError
-    (dict(dma_engine_gbps=-27.2), SimulatorError, "dma_engine_gbps must be > 0, got dma_engine_gbps=-27.2"),  # was a time
-    (dict(dma_partitions_per_engine=-8), SimulatorError, "dma_partitions_per_engine must be >= 1"),     # was a time
-    (dict(dma_fixed_ns=float('nan')), SimulatorError, "dma_fixed_ns must be a finite number, got dma_fixed_ns=nan"),  # was nan
-    (dict(dma_latency_ns=float('inf')), SimulatorError, "dma_latency_ns must be a finite number"),
-    (dict(clock_ghz={}), TypeError, "clock_ghz must be a dict with a rate for each of 'Tensor', 'Vector'"),  # was KeyError
-    (dict(clock_ghz=dict(Tensor=2.8, Vector=0, Scalar=1.4, GpSimd=1.4)), SimulatorError, "clock_ghz['Vector'] must be > 0"),
-    (dict(vector_elems_per_cycle={2: 512}), TypeError, "vector_elems_per_cycle must be a dict with a rate for each of 2, 4"),
-    (dict(access_start='60'), TypeError, "access_start must be a number (an int or a float), got access_start='60'"),
-    (dict(dependent_penalty=-100), SimulatorError, "dependent_penalty must be >= 0, got dependent_penalty=-100"),
-    (dict(step0_contiguous=1), TypeError, "step0_contiguous must be True or False"),
-    (dict(penalty_rule='always'), SimulatorError, "penalty_rule must be one of 'dependent', 'small dependent'"),
-    (dict(dma_engines=2.5), TypeError, "dma_engines must be an integer, got dma_engines=2.5"),
-    (dict(dma_speed=1), TypeError, "unknown cost-model field 'dma_speed'; the fields are clock_ghz, "),
-    (dict(partitons=128), TypeError, "unknown cost-model field 'partitons'"),                           # a typo is not ignored
-])
-def test_predict_refuses_bad_fields(small_trace, changes, cls, message):
-    with pytest.raises(cls) as e: predict(small_trace, 'trn1', **changes)
-    assert message in str(e.value) and isinstance(e.value, SimulatorError)
-
-
-@pytest.mark.parametrize("tr", ['abc', [1, 2], None, 3.5, {'instructions': []}, np.ones(3)])
-def test_predict_refuses_what_is_not_a_trace(tr):
-    with pytest.raises(TypeError, match=r"predict: tr must be a Trace .* or a list of its instructions, got tr="): predict(tr)
-
-
-def test_predict_takes_a_trace_or_its_instruction_list(small_trace):
-    assert predict(list(small_trace.instructions)).total_ns == predict(small_trace).total_ns > 0
-    assert predict([]).total_ns == 0.0
 
 
 @pytest.mark.parametrize("dtype", ['int4', 'int8', 'float64', 'fp32', np.int32, object, None])

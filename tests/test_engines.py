@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import trace, SimulatorError
-from dwlit.cost import predict, cost_model
+from dwlit.cost import cost_model
+from dwlit.timeline import predict
 from dwlit.engines import (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe,
                            conv2d_depthwise_packed_vector, depthwise1d_reference, depthwise2d_reference, contender_trace,
                            engine_map, win_counts, sensitivity, CONTENDERS, VARIANTS, DIAG_BUDGET_BYTES, TUNED,
