@@ -2,7 +2,8 @@
 
 Modules:
 
-- `dwlit.layers`: The depthwise layers of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels: dispatch, SPMD programs and SBUF per target, instructions by engine, predicted time, and a check against XLA's own convolution; and the two kinds of layer the kernels refuse."""
+- `dwlit.layers`: One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against XLA's own convolution that a compiler crash cannot take down.
+- `dwlit.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2."""
 
 __version__ = "0.1.0"
 

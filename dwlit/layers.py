@@ -1,6 +1,6 @@
-"""The depthwise layers of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put
-through the kernels: dispatch, SPMD programs and SBUF per target, instructions by engine, predicted time, and a check
-against XLA's own convolution; and the two kinds of layer the kernels refuse.
+"""One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its
+dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against
+XLA's own convolution that a compiler crash cannot take down.
 
 Docs: https://dwlit.github.io/dwlit/real_layers.html.md"""
 
@@ -24,11 +24,9 @@ from .layouts import parse_conv_labels
 from .timeline import predict
 
 # %% auto #0
-__all__ = ['LAYERS', 'XLA_WORKER', 'Layer', 'get_layer', 'layer_args', 'in_contract', 'kernel_args', 'layer_plan',
-           'programs_to_fit', 'dispatch_path', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers',
-           'RefCase', 'Reference', 'jax_available', 'xla_reference', 'numpy_reference', 'framework_reference',
-           'error_bound', 'Check', 'compare', 'layer_case', 'check_runs', 'layers_table', 'plot_network',
-           'explain_args']
+__all__ = ['LAYERS', 'Layer', 'get_layer', 'layer_args', 'in_contract', 'kernel_args', 'layer_plan', 'programs_to_fit',
+           'dispatch_path', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers', 'RefCase', 'Reference',
+           'framework_reference', 'error_bound', 'Check', 'compare', 'check_runs', 'explain_args']
 
 # %% ../nbs/16_real_layers.ipynb #2177085e
 @dataclass(frozen=True)
@@ -58,13 +56,21 @@ class Layer:
                 + ', '.join(f"{l}+{r}" for l, r in self.padding) + (f", stride {self.stride}" if self.stride != 1 else '')
                 + (f"  (x{self.count})" if self.count > 1 else ''))
 
+# %% ../nbs/16_real_layers.ipynb #25fbe452
+def get_layer(layer) -> Layer:
+    "The preset called `layer` (a `Layer` passes through), or an error that lists the presets."
+    if isinstance(layer, Layer): return layer
+    if not isinstance(layer, str) or layer not in LAYERS:
+        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={shown(layer)}")
+    return LAYERS[layer]
+
+# %% ../nbs/16_real_layers.ipynb #0f22dae9
 def _1d(name, network, source, where, C, W, W_f, pad, count=1):
     return Layer(name, network, source, where, C, (W,), (W_f,), (pad,), 1, count)
 
 def _2d(name, network, source, where, C, HW, k, stride=1, count=1):   # square images, 'same' padding k // 2
     return Layer(name, network, source, where, C, (HW, HW), (k, k), ((k // 2, k // 2),) * 2, stride, count)
 
-# %% ../nbs/16_real_layers.ipynb #0f22dae9
 _MAMBA = [('130m', 768, 24), ('370m', 1024, 48), ('790m', 1536, 48), ('1.4b', 2048, 48), ('2.8b', 2560, 64)]
 _MV2, _EFF = ('MobileNetV2', 'mobilenetv2'), ('EfficientNet-B0', 'efficientnet')
 
@@ -97,19 +103,13 @@ LAYERS = {l.name: l for l in [
     _2d('efficientnet-b0-672x14-s2', *_EFF, 'stage 7 (k5, c=192), 1st block', 672, 14, 5, stride=2),
 ]}
 
-def get_layer(layer) -> Layer:
-    "The preset called `layer` (a `Layer` passes through), or an error that lists the presets."
-    if isinstance(layer, Layer): return layer
-    if not isinstance(layer, str) or layer not in LAYERS:
-        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={shown(layer)}")
-    return LAYERS[layer]
-
 # %% ../nbs/16_real_layers.ipynb #df89f532
 def layer_args(who, layer, N=1, target='trn1', dtype='float32') -> tuple:
     "(the `Layer`, N, the target's name, the dtype's name), each checked, or an error that starts with `who`."
     with errors_from(who):
         return get_layer(layer), check_int(N, 'N', minimum=1), get_target(target).name, as_dtype(dtype).name
 
+# %% ../nbs/16_real_layers.ipynb #b390321e
 def in_contract(layer) -> str:
     "'' if the kernels take `layer`, else the rule it breaks."
     l = get_layer(layer)
@@ -117,6 +117,7 @@ def in_contract(layer) -> str:
     if l.dims == 1 and l.kernel[0] >= 512: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than 512 taps"
     return ''
 
+# %% ../nbs/16_real_layers.ipynb #34f09370
 def kernel_args(layer, N=1) -> tuple:
     "(kernel, image shape, filter shape, padding, keyword arguments): the call that computes `layer` for batch `N`."
     l, N, _, _ = layer_args('kernel_args', layer, N)
@@ -135,6 +136,7 @@ def layer_plan(layer, N=1, target='trn1', num_programs=1, dtype='float32'):
     if l.dims == 1: return conv1d_plan(img, filt, pad, num_programs=num_programs, target=target, dtype=dtype)
     return conv2d_plan(img, filt, pad, stride=kw.get('stride'), dtype=dtype, target=target)
 
+# %% ../nbs/16_real_layers.ipynb #aa5743e3
 def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
     "(programs, SBUF bytes per partition of the busiest program, capacity): the fewest programs whose plan fits."
     l, N, target, dtype = layer_args('programs_to_fit', layer, N, target, dtype)
@@ -147,6 +149,7 @@ def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
     raise SimulatorError(f"layer {l.name!r} does not fit {target}'s SBUF even with one channel tile per program: "
                          f"{need:,} B per partition of {cap:,}")
 
+# %% ../nbs/16_real_layers.ipynb #e0f4c27a
 def dispatch_path(layer, N=1) -> str:
     "Which kernel computes `layer`, and why, in one line."
     l, N, _, _ = layer_args('dispatch_path', layer, N)
@@ -173,6 +176,7 @@ class LayerRun:
     out: np.ndarray = field(repr=False)
     seconds: float = 0.0   # wall time of planning, simulating and pricing
 
+# %% ../nbs/16_real_layers.ipynb #874df486
 def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
     "Random normal image and filter for `layer`, in the kernel's layouts (bf01/oi01 in 1D, f01b/o01i in 2D)."
     l, N, _, dtype = layer_args('layer_inputs', layer, N, dtype=dtype)
@@ -184,6 +188,7 @@ def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
                               f"than the {MAX_HBM_BYTES:,} B one simulated launch may hold (MAX_HBM_BYTES): a smaller N")
     return rng.standard_normal(img).astype(dtype), rng.standard_normal(filt).astype(dtype)
 
+# %% ../nbs/16_real_layers.ipynb #6186b405
 def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> LayerRun:
     "Plan `layer` per target, simulate it with a trace (once per distinct program count) and price each trace."
     (l, N, _, dtype), t0 = layer_args('run_layer', layer, N, dtype=dtype), time.perf_counter()
@@ -228,6 +233,7 @@ class RefCase:
     lhs_dilation: tuple = (1, 1)
     stride: tuple = (1, 1)
 
+# %% ../nbs/16_real_layers.ipynb #c6e77781
 @dataclass
 class Reference:
     "The framework's answer for one case, or what happened instead."
@@ -236,6 +242,17 @@ class Reference:
     out: np.ndarray = field(default=None, repr=False)
     detail: str = ''
 
+# %% ../nbs/16_real_layers.ipynb #e0427809
+def framework_reference(cases, backend='auto', **kw) -> list:
+    "JAX's answer for each case (in a child process); NumPy's when JAX is absent or `backend='numpy'`."
+    if backend not in ('auto', 'jax', 'numpy'):
+        raise SimulatorError(f"backend must be 'auto', 'jax' or 'numpy', got backend={backend!r}")
+    if backend == 'jax' or (backend == 'auto' and jax_available()):
+        res = xla_reference(cases, **kw)
+        if all(r is not None for r in res): return res
+    return [numpy_reference(c) for c in cases]
+
+# %% ../nbs/16_real_layers.ipynb #a22eb30f
 XLA_WORKER = r"""
 import json, sys, traceback
 from pathlib import Path
@@ -261,27 +278,7 @@ for i in map(int, sys.argv[2:]):
         (d / f'error{i}.txt').write_text(''.join(traceback.format_exception_only(type(e), e)).strip())
 """   # the child: one answer file per case, written as soon as it is computed
 
-# %% ../nbs/16_real_layers.ipynb #1b0b9632
-def jax_available() -> bool:
-    "True if JAX is installed here (checked without importing it)."
-    return importlib.util.find_spec('jax') is not None
-
-def _ended(rc) -> str:
-    "How a child process ended, in words."
-    if rc is None: return "no answer before the timeout"
-    if rc < 0:
-        try: return f"killed by {signal.Signals(-rc).name}"
-        except ValueError: return f"killed by signal {-rc}"
-    return f"exit status {rc}"
-
-def _write_cases(d: Path, cases):
-    for i, c in enumerate(cases):
-        dn = jax_dimension_numbers(c.labels)
-        np.save(d / f'img{i}.npy', np.asarray(c.img)); np.save(d / f'filt{i}.npy', np.asarray(c.filt))
-        (d / f'case{i}.json').write_text(json.dumps(dict(
-            padding=[[int(v) for v in p] for p in c.padding], lhs_dilation=[int(v) for v in c.lhs_dilation],
-            stride=[int(v) for v in c.stride], dimension_numbers=dn, groups=int(np.shape(c.img)[dn[0].index('C')]))))
-
+# %% ../nbs/16_real_layers.ipynb #e8cbb4d7
 def xla_reference(cases, worker=XLA_WORKER, python=None, timeout=900) -> list:
     "Each case through `lax.conv_general_dilated` in a child process; None for all if JAX cannot be imported there."
     results = [None] * len(cases)
@@ -307,7 +304,27 @@ def xla_reference(cases, worker=XLA_WORKER, python=None, timeout=900) -> list:
             pending = rest[1:]
     return results
 
-# %% ../nbs/16_real_layers.ipynb #c82c34ca
+def jax_available() -> bool:
+    "True if JAX is installed here (checked without importing it)."
+    return importlib.util.find_spec('jax') is not None
+
+def _ended(rc) -> str:
+    "How a child process ended, in words."
+    if rc is None: return "no answer before the timeout"
+    if rc < 0:
+        try: return f"killed by {signal.Signals(-rc).name}"
+        except ValueError: return f"killed by signal {-rc}"
+    return f"exit status {rc}"
+
+def _write_cases(d: Path, cases):
+    for i, c in enumerate(cases):
+        dn = jax_dimension_numbers(c.labels)
+        np.save(d / f'img{i}.npy', np.asarray(c.img)); np.save(d / f'filt{i}.npy', np.asarray(c.filt))
+        (d / f'case{i}.json').write_text(json.dumps(dict(
+            padding=[[int(v) for v in p] for p in c.padding], lhs_dilation=[int(v) for v in c.lhs_dilation],
+            stride=[int(v) for v in c.stride], dimension_numbers=dn, groups=int(np.shape(c.img)[dn[0].index('C')]))))
+
+# %% ../nbs/16_real_layers.ipynb #1ce90e20
 def numpy_reference(case) -> Reference:
     "dwlit's NumPy reference (float64) for one case: the fallback when JAX is absent."
     from dwlit.reference import depthwise1d, depthwise2d   # chapter 5's definitions, written apart from the kernels
@@ -318,21 +335,13 @@ def numpy_reference(case) -> Reference:
     else: raise SimulatorError(f"numpy_reference: labels must be 'bf01_oi01_bf01' or 'f01b_o01i_bf01', got {case.labels!r}")
     return Reference('numpy', 'ok', y[:, :, ::case.stride[0], ::case.stride[1]])
 
-def framework_reference(cases, backend='auto', **kw) -> list:
-    "JAX's answer for each case (in a child process); NumPy's when JAX is absent or `backend='numpy'`."
-    if backend not in ('auto', 'jax', 'numpy'):
-        raise SimulatorError(f"backend must be 'auto', 'jax' or 'numpy', got backend={backend!r}")
-    if backend == 'jax' or (backend == 'auto' and jax_available()):
-        res = xla_reference(cases, **kw)
-        if all(r is not None for r in res): return res
-    return [numpy_reference(c) for c in cases]
-
-# %% ../nbs/16_real_layers.ipynb #bd289724
+# %% ../nbs/16_real_layers.ipynb #86761a9b
 def error_bound(case, taps) -> np.ndarray:
     "Per output: 2 (taps + 1) eps (|img| * |filt|), what two fp32 sums of `taps` products may differ by."
     a = numpy_reference(replace(case, img=np.abs(case.img.astype(np.float64)), filt=np.abs(case.filt.astype(np.float64)))).out
     return 2 * (taps + 1) * float(np.finfo(case.img.dtype).eps) * a
 
+# %% ../nbs/16_real_layers.ipynb #8848eddb
 @dataclass
 class Check:
     "A kernel result against the framework reference."
@@ -344,6 +353,7 @@ class Check:
     @property
     def ok(self) -> bool: return self.status == 'ok' and self.worst_vs_bound <= 1
 
+# %% ../nbs/16_real_layers.ipynb #0ea13c16
 def compare(out, ref: Reference, case, taps) -> Check:
     "A kernel output against a reference; a reference that crashed gives a Check that says so."
     if ref.status != 'ok': return Check(ref.backend, ref.status, detail=ref.detail)
@@ -353,66 +363,18 @@ def compare(out, ref: Reference, case, taps) -> Check:
     ratio = err / np.maximum(error_bound(case, taps), np.finfo(np.float64).tiny)
     return Check(ref.backend, 'ok', float(err.max()), float(ratio.max()))
 
+# %% ../nbs/16_real_layers.ipynb #a146bd6f
 def layer_case(run) -> RefCase:
     "The reference case of a layer run: its inputs, its layouts, its padding and stride."
     l = run.layer
     if l.dims == 1: return RefCase('bf01_oi01_bf01', run.img, run.filt, ((0, 0), l.padding[0]))
     return RefCase('f01b_o01i_bf01', run.img, run.filt, l.padding, stride=(l.stride, l.stride))
 
+# %% ../nbs/16_real_layers.ipynb #59a38962
 def check_runs(runs, backend='auto', **kw) -> list:
     "Every run against the framework reference; all the cases go to one child process."
     cases = [layer_case(r) for r in runs]
     return [compare(r.out, ref, c, r.layer.taps) for r, ref, c in zip(runs, framework_reference(cases, backend, **kw), cases)]
-
-# %% ../nbs/16_real_layers.ipynb #cb6565d1
-def _short_path(run) -> str:
-    if run.layer.dims == 2: return '2D kernel'
-    return run.path.split(':')[0].replace('conv1d_depthwise_', '_')
-
-def layers_table(runs, checks, title='') -> str:
-    "A markdown table: one row per run (layer and batch), per target programs, SBUF, predicted time; the check."
-    T = tuple(TARGETS)
-    rows = [f"**{title}**\n" if title else '',
-            '| layer | count | C | size | kernel | N | path | programs | SBUF B/partition | Vector / DMA instr. | '
-            'predicted µs | max error vs reference |', '|---|---|---|---|---|---|---|---|---|---|---|---|']
-    for r, c in zip(runs, checks):
-        l, e = r.layer, r.engines[T[0]]
-        err = f"{c.max_abs_err:.1e} ({c.worst_vs_bound:.2f})" if c.status == 'ok' else f"{c.status}: {c.detail}"
-        rows.append(f"| {l.name} | {l.count} | {l.C} | {' x '.join(map(str, l.size))} | {' x '.join(map(str, l.kernel))} "
-                    f"| {r.N} | {_short_path(r)} | {' / '.join(str(r.programs[t]) for t in T)} "
-                    f"| {' / '.join(f'{r.sbuf[t]:,}' for t in T)} | {e.get('Vector', 0):,} / {e.get('DMA', 0):,} "
-                    f"| {' / '.join(f'{r.predicted_ns[t] / 1e3:,.1f}' for t in T)} | {err} |")
-    return '\n'.join(rows)
-
-def plot_network(runs, title):
-    "Predicted time of each layer on each target, one panel per batch size (and a network's depthwise total)."
-    import matplotlib.pyplot as plt       # here, not at import time: `import dwlit` stays fast
-    Ns = sorted({r.N for r in runs})
-    fig, axs = plt.subplots(1, len(Ns), figsize=(9, 3.6), sharey=True, squeeze=False)
-    one_network = len({r.layer.network for r in runs}) == 1 and len({r.layer.name for r in runs}) > 1
-    for ax, N in zip(axs[0], Ns):
-        rs = [r for r in runs if r.N == N]
-        x = np.arange(len(rs))
-        for j, (t, col) in enumerate(zip(TARGETS, ('tab:blue', 'tab:orange', 'tab:green'))):
-            ax.bar(x + (j - 1) * 0.27, [r.predicted_ns[t] / 1e3 for r in rs], 0.27, color=col, label=t if N == Ns[0] else None)
-        sub = f"batch N={N}"
-        if one_network:                       # the whole network's depthwise layers: each shape times its count
-            tot = [sum(r.predicted_ns[t] * r.layer.count for r in rs) / 1e3 for t in TARGETS]
-            sub += f"; all {sum(r.layer.count for r in rs)} layers: " + ' / '.join(f"{v:,.0f}" for v in tot) + " µs"
-        ax.set_title(sub, fontsize=8)
-        pad = max(0, 3 - len(rs)) / 2                                            # a lone layer keeps narrow bars
-        ax.set_xlim(-0.6 - pad, len(rs) - 0.4 + pad)
-        cp = os.path.commonprefix([r.layer.name for r in rs]) if len(rs) > 1 else ''
-        cp = cp[:cp.rfind('-') + 1]                                              # 'convnext-t-96x56' -> '96x56'
-        ax.set_xticks(x, [r.layer.name[len(cp):] + (f"\nx{r.layer.count}" if r.layer.count > 1 else '') for r in rs], fontsize=7)
-        ax.set_xlabel('layer (x n: n layers of the network have this shape)', fontsize=8)
-        ax.tick_params(axis='y', labelsize=7)
-    axs[0][0].set_ylabel('predicted time per layer (µs)', fontsize=8)
-    fig.legend(loc='lower center', ncol=3, fontsize=8, frameon=False, title_fontsize=8,
-               title='target' + (' (totals: trn1 / trn2 / trn3)' if one_network else ''))
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    return fig
 
 # %% ../nbs/16_real_layers.ipynb #117fcfac
 def explain_args(layer, N=1, target='trn1', dtype='float32') -> tuple:

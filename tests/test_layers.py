@@ -79,6 +79,9 @@ def test_out_of_contract_layers_are_refused_by_the_kernels():
     for name in ('long-conv', 'efficientnet-b0-144x56-s2'):
         with pytest.raises(SimulatorError): run_layer(name)
         with pytest.raises(SimulatorError): explain_args(name)
+    for name in [n for n in LAYERS if n.endswith('-s2')]:            # every stride-2 preset, refused by the planner
+        k, img, filt, pad, kw = kernel_args(name)
+        with pytest.raises(SimulatorError, match='stride'): L.conv2d_plan(img, filt, pad, **kw)
 
 
 # --- explain presets ---
@@ -133,6 +136,26 @@ def test_numpy_fallback_when_the_child_cannot_import_jax(small_runs):
 def test_jax_backend(small_runs):
     checks = check_runs(small_runs, 'jax')
     assert all(c.backend.startswith('jax') for c in checks) and all(c.ok for c in checks), checks
+
+def test_auto_backend_says_which_it_is_and_agrees_with_numpy():
+    "The backend 'auto' picks is named in each answer; its numbers agree with NumPy's, LHS-dilated shapes included."
+    cases = _cases(2, seed=4)
+    rng = np.random.default_rng(5)
+    cases.append(RefCase('f01b_o01i_bf01', rng.standard_normal((2, 5, 9, 2)).astype(np.float32),
+                         rng.standard_normal((2, 2, 3, 1)).astype(np.float32), ((1, 0), (0, 2)), (2, 2)))
+    auto, ref = framework_reference(cases), framework_reference(cases, 'numpy')
+    assert all(a.backend.startswith('jax') == HAS_JAX for a in auto) and {r.backend for r in ref} == {'numpy'}
+    for a, r in zip(auto, ref): np.testing.assert_allclose(a.out, r.out, rtol=1e-4, atol=1e-4)
+    assert ref[2].out.shape == (2, 2, 9 + 1 - 2 + 1, 17 + 2 - 3 + 1)       # 5 x 9 dilated to 9 x 17, padded, 2 x 3 kernel
+
+def test_layers_table_has_one_row_per_run_and_names_a_failed_check(small_runs):
+    from dwlit.networks import layers_table
+    checks = check_runs(small_runs, 'numpy')
+    rows = [l for l in layers_table(small_runs, checks).splitlines() if l.startswith('| ') and not l.startswith('| layer')]
+    assert [r.split(' | ')[0][2:] for r in rows] == [r.layer.name for r in small_runs]
+    crashed = compare(small_runs[0].out, Reference('jax', 'crashed', None, 'killed by SIGABRT'), layer_case(small_runs[0]), 9)
+    assert 'crashed: killed by SIGABRT' in layers_table(small_runs[:1], [crashed])
+
 
 def test_compare_can_fail(small_runs):
     r = small_runs[1]

@@ -64,7 +64,8 @@ def test_no_import_circle_in_dwlit():
 
 def test_applications_sit_on_top():
     "Nothing below the applications (layers, the tour and cli, the exercises and design problems) imports them."
-    apps = ('dwlit.layers', 'dwlit.tour', 'dwlit.cli', 'dwlit.exercises', 'dwlit.more_exercises', 'dwlit.problems')
+    apps = ('dwlit.layers', 'dwlit.networks', 'dwlit.tour', 'dwlit.cli', 'dwlit.exercises', 'dwlit.more_exercises',
+            'dwlit.problems')
     for p in MODULES:
         m = module_name(p)
         if m in ('dwlit', 'dwlit.nki') or m.startswith(apps): continue
