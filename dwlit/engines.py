@@ -286,7 +286,6 @@ TUNED = {'Vector, step tuned': tuple(['Vector (original)'] + [f'Vector, step {w}
          'Vector/Scalar, tensor_scalar': ('packed, tensor_scalar', 'packed, tensor_scalar, 1/4 on Scalar',
                                           'packed, tensor_scalar, 1/2 on Scalar')}
 
-# %% ../nbs/15_engine_question.ipynb #a3aed7b3
 DESIGNS = {'1D': ('Vector (original)', 'Vector, step tuned', 'PE, diagonal weights', 'PE, implicit GEMM'),
            '2D': ('Vector (original)', 'Vector, rows packed', 'Vector/Scalar, tensor_scalar', 'PE, diagonal weights',
                   'PE, identity sum (older variant)')}
