@@ -13,8 +13,8 @@ from .engines import TUNED, designs, contender_trace
 from .cost import predict
 
 # %% auto #0
-__all__ = ['MAP_TARGETS', 'MAP_DTYPES', 'COLOURS', 'VARIANTS', 'EngineMap', 'engine_map', 'plot_engine_map', 'design_side',
-           'on_target', 'Robustness', 'robustness', 'sensitivity', 'win_counts', 'win_table', 'verdict',
+__all__ = ['MAP_TARGETS', 'MAP_DTYPES', 'COLOURS', 'VARIANTS', 'EngineMap', 'engine_map', 'plot_engine_map', 'on_target',
+           'design_side', 'Robustness', 'robustness', 'sensitivity', 'win_counts', 'win_table', 'verdict',
            'verdict_lines']
 
 # %% ../nbs/15b_decision_map.ipynb #57bcbdb5
@@ -114,13 +114,14 @@ VARIANTS = {   # every ASSUMED field of chapter 14's model: {label: changes}, ot
     'vector_rates': {"'modes' (stricter)": dict(vector_rates='modes', on=('trn2', 'trn3'))},
     'two_input_factor': {'1 (each input at full width)': dict(two_input_factor=1.0, on=('trn2', 'trn3'))}}
 
-def design_side(name) -> str:
-    "'PE' for a PE-array design, 'Vector' for a Vector-engine one."
-    return 'PE' if name.startswith('PE') else 'Vector'
-
 def on_target(changes, target) -> dict:
     "The cost-model `changes` of a variant on `target` (none where its `on` leaves the target out)."
     return {k: v for k, v in changes.items() if k != 'on'} if target in changes.get('on', MAP_TARGETS) else {}
+
+# %% ../nbs/15b_decision_map.ipynb #50a9f836
+def design_side(name) -> str:
+    "'PE' for a PE-array design, 'Vector' for a Vector-engine one."
+    return 'PE' if name.startswith('PE') else 'Vector'
 
 # %% ../nbs/15b_decision_map.ipynb #f326b4c6
 @dataclass
@@ -135,6 +136,7 @@ class Robustness:
     @property
     def engine_robust(self) -> np.ndarray: return np.vectorize(len)(self.engine_deciders) == 0
 
+# %% ../nbs/15b_decision_map.ipynb #8e04d6cb
 def robustness(em: EngineMap, variants=VARIANTS) -> dict:
     "{(target, dtype): Robustness}: every cell's winner under every variant of `variants`, one field at a time."
     pe, out = np.array([design_side(n) == 'PE' for n in em.names]), {}
@@ -167,6 +169,7 @@ def win_counts(em: EngineMap, targets=MAP_TARGETS, dtypes=MAP_DTYPES, **changes)
             out[(tg, d)] = {n: int((win == i).sum()) for i, n in enumerate(em.names)}
     return out
 
+# %% ../nbs/15b_decision_map.ipynb #9c4998f8
 def win_table(em: EngineMap, **changes) -> str:
     "A Markdown table of `win_counts`: one row per target and dtype."
     wc = win_counts(em, **changes)
@@ -185,6 +188,7 @@ def verdict(em: EngineMap, rob: dict) -> dict:
                     dict(moved.most_common()))
     return out
 
+# %% ../nbs/15b_decision_map.ipynb #2fdc5d04
 def verdict_lines(em: EngineMap, rob: dict) -> list:
     "The verdict per target and dtype as Markdown bullets, every number formatted from `verdict`."
     lines = []

@@ -95,29 +95,6 @@ def depthwise2d_reference(img, filt, padding):
             out += (x[:, i:i + oH, j:j + oW, :] * filt[:, i, j, 0][:, None, None, None].astype(np.float64)).transpose(3, 0, 1, 2)
     return out
 
-# %% ../nbs/15_engine_question.ipynb #68bc4ce2
-def _conv2d_sizes(img, filter, padding, who):
-    "The checked sizes of a 2D depthwise call: f01b image, o01i filter, zero padding, no dilation."
-    pt, pb, pl, pr = _check_padding(padding)
-    C, H, W, N = img.shape
-    k_FO, k_H, k_W, k_FI = filter.shape
-    if C != k_FO or k_FI != 1:
-        raise SimulatorError(f"{who}: a depthwise filter is (C, k_H, k_W, 1) with C = {C}, the image's channels; "
-                             f"got filter shape {tuple(filter.shape)}")
-    if filter.dtype != img.dtype: raise SimulatorError(f"{who}: filter and image dtypes differ: {img.dtype.name}, {filter.dtype.name}")
-    pad_H, pad_W = pt + H + pb, pl + W + pr
-    out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
-    if out_H < 1 or out_W < 1:
-        raise SimulatorError(f"{who}: the kernel is larger than the padded image, got out_H={out_H}, out_W={out_W}")
-    return C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W
-
-# %% ../nbs/15_engine_question.ipynb #dfda102b
-def _load_padded(image, img, n, c0, cc, H, W, N, pt, pl, pad_W):
-    "Zero `image`, then DMA channels c0..c0+cc of batch element n of an f01b image into it, inside the padding."
-    nisa.memset(dst=image[:cc], value=0.0)
-    nisa.dma_copy(dst=image.ap([[image.shape[1], cc], [pad_W, H], [1, W]], offset=pt * pad_W + pl),
-                  src=img.ap([[H * W * N, cc], [W * N, H], [N, W]], offset=c0 * H * W * N + n))
-
 # %% ../nbs/15_engine_question.ipynb #6ccc5c06
 @kernel
 def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
@@ -156,6 +133,29 @@ def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
                 nisa.dma_copy(dst=out.ap([[out_H * out_W, cc], [1, r * out_W]], offset=(n * C + c0) * out_H * out_W + row * out_W),
                               src=res.ap([[rows * out_W, cc], [1, r * out_W]]))
     return out
+
+# %% ../nbs/15_engine_question.ipynb #68bc4ce2
+def _conv2d_sizes(img, filter, padding, who):
+    "The checked sizes of a 2D depthwise call: f01b image, o01i filter, zero padding, no dilation."
+    pt, pb, pl, pr = _check_padding(padding)
+    C, H, W, N = img.shape
+    k_FO, k_H, k_W, k_FI = filter.shape
+    if C != k_FO or k_FI != 1:
+        raise SimulatorError(f"{who}: a depthwise filter is (C, k_H, k_W, 1) with C = {C}, the image's channels; "
+                             f"got filter shape {tuple(filter.shape)}")
+    if filter.dtype != img.dtype: raise SimulatorError(f"{who}: filter and image dtypes differ: {img.dtype.name}, {filter.dtype.name}")
+    pad_H, pad_W = pt + H + pb, pl + W + pr
+    out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
+    if out_H < 1 or out_W < 1:
+        raise SimulatorError(f"{who}: the kernel is larger than the padded image, got out_H={out_H}, out_W={out_W}")
+    return C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W
+
+# %% ../nbs/15_engine_question.ipynb #dfda102b
+def _load_padded(image, img, n, c0, cc, H, W, N, pt, pl, pad_W):
+    "Zero `image`, then DMA channels c0..c0+cc of batch element n of an f01b image into it, inside the padding."
+    nisa.memset(dst=image[:cc], value=0.0)
+    nisa.dma_copy(dst=image.ap([[image.shape[1], cc], [pad_W, H], [1, W]], offset=pt * pad_W + pl),
+                  src=img.ap([[H * W * N, cc], [W * N, H], [N, W]], offset=c0 * H * W * N + n))
 
 # %% ../nbs/15_engine_question.ipynb #7f6403de
 PREFETCH = 2                     # channels whose im2col tiles are loaded ahead of the one being computed
