@@ -1,4 +1,4 @@
-"""Three designs for a depthwise convolution (the Vector kernels, the PE array with diagonal weights, and the NKI library's taps-on-partitions implicit GEMM), each run and checked, priced on trn1, trn2 and trn3 in fp32 and bf16: a decision map of which the cost model predicts fastest, which cells survive every ASSUMED convention of the model varied, and what the model cannot see.
+"""Two ways to put a depthwise convolution on the PE array (diagonal weights, and the NKI library's taps-on-partitions implicit GEMM) and a Vector kernel that packs rows as the older 2D variant does, each written, run on the simulator and checked against NumPy, then priced side by side with the Vector kernels on trn1, trn2 and trn3 in fp32 and bf16.
 
 Docs: https://dwlit.github.io/dwlit/engine_question.html.md"""
 
@@ -7,8 +7,6 @@ Docs: https://dwlit.github.io/dwlit/engine_question.html.md"""
 # %% ../nbs/15_engine_question.ipynb #1bc73bda
 from __future__ import annotations
 import contextlib
-from collections import Counter
-from dataclasses import dataclass, field
 import numpy as np
 from .checks import SimulatorError, check_int, check_choice, errors_from
 from . import tiling
@@ -22,12 +20,10 @@ from .proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_mat
 from .timeline import predict
 
 # %% auto #0
-__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'COLOURS', 'DESIGNS',
-           'MAP_TARGETS', 'MAP_DTYPES', 'VARIANTS', 'conv1d_depthwise_diagonal_pe', 'depthwise1d_reference',
-           'depthwise2d_reference', 'conv2d_depthwise_diagonal_pe', 'conv1d_depthwise_implicit_gemm',
-           'conv2d_depthwise_packed_vector', 'step_width', 'designs', 'contender_trace', 'EngineMap', 'engine_map',
-           'plot_engine_map', 'design_side', 'on_target', 'Robustness', 'robustness', 'sensitivity', 'win_counts',
-           'win_table', 'verdict', 'verdict_lines']
+__all__ = ['PSUM_BANK', 'PSUM_BANKS', 'DIAG_BUDGET_BYTES', 'PREFETCH', 'STEP_WIDTHS', 'CONTENDERS', 'TUNED', 'DESIGNS',
+           'conv1d_depthwise_diagonal_pe', 'depthwise1d_reference', 'depthwise2d_reference',
+           'conv2d_depthwise_diagonal_pe', 'conv1d_depthwise_implicit_gemm', 'conv2d_depthwise_packed_vector',
+           'step_width', 'designs', 'contender_trace']
 
 # %% ../nbs/15_engine_question.ipynb #547a0ef3
 PSUM_BANK = 512                  # fp32 elements per partition in one PSUM bank (nl.tile_size.psum_fmax)
@@ -79,13 +75,14 @@ def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
                                   src=res[:cc, :tw])
     return out
 
-# %% ../nbs/15_engine_question.ipynb #4d9281b7
+# %% ../nbs/15_engine_question.ipynb #3ffaffbe
 def depthwise1d_reference(img, filt, padding):
     "Depthwise 1D cross-correlation in float64: img (N, C, 1, W), filt (C, 1, 1, W_f), padding (l, r) -> (N, C, 1, W_out)."
     x = np.pad(img[:, :, 0, :].astype(np.float64), ((0, 0), (0, 0), padding))
     W_f = filt.shape[3]; W_out = x.shape[2] - W_f + 1
     return sum(x[:, :, k:k + W_out] * filt[None, :, 0, 0, k, None].astype(np.float64) for k in range(W_f))[:, :, None, :]
 
+# %% ../nbs/15_engine_question.ipynb #fb3a29a2
 def depthwise2d_reference(img, filt, padding):
     "Depthwise 2D cross-correlation in float64: img (C, H, W, N) f01b, filt (C, kH, kW, 1) o01i -> (N, C, oH, oW) bf01."
     (pt, pb), (pl, pr) = padding
@@ -99,27 +96,6 @@ def depthwise2d_reference(img, filt, padding):
     return out
 
 # %% ../nbs/15_engine_question.ipynb #6ccc5c06
-def _conv2d_sizes(img, filter, padding, who):
-    "The checked sizes of a 2D depthwise call: f01b image, o01i filter, zero padding, no dilation."
-    pt, pb, pl, pr = _check_padding(padding)
-    C, H, W, N = img.shape
-    k_FO, k_H, k_W, k_FI = filter.shape
-    if C != k_FO or k_FI != 1:
-        raise SimulatorError(f"{who}: a depthwise filter is (C, k_H, k_W, 1) with C = {C}, the image's channels; "
-                             f"got filter shape {tuple(filter.shape)}")
-    if filter.dtype != img.dtype: raise SimulatorError(f"{who}: filter and image dtypes differ: {img.dtype.name}, {filter.dtype.name}")
-    pad_H, pad_W = pt + H + pb, pl + W + pr
-    out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
-    if out_H < 1 or out_W < 1:
-        raise SimulatorError(f"{who}: the kernel is larger than the padded image, got out_H={out_H}, out_W={out_W}")
-    return C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W
-
-def _load_padded(image, img, n, c0, cc, H, W, N, pt, pl, pad_W):
-    "Zero `image`, then DMA channels c0..c0+cc of batch element n of an f01b image into it, inside the padding."
-    nisa.memset(dst=image[:cc], value=0.0)
-    nisa.dma_copy(dst=image.ap([[image.shape[1], cc], [pad_W, H], [1, W]], offset=pt * pad_W + pl),
-                  src=img.ap([[H * W * N, cc], [W * N, H], [N, W]], offset=c0 * H * W * N + n))
-
 @kernel
 def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
     "2D depthwise f01b x o01i -> bf01 on the PE array: per tap one nc_matmul with a diagonal stationary, rows packed."
@@ -157,6 +133,29 @@ def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
                 nisa.dma_copy(dst=out.ap([[out_H * out_W, cc], [1, r * out_W]], offset=(n * C + c0) * out_H * out_W + row * out_W),
                               src=res.ap([[rows * out_W, cc], [1, r * out_W]]))
     return out
+
+# %% ../nbs/15_engine_question.ipynb #68bc4ce2
+def _conv2d_sizes(img, filter, padding, who):
+    "The checked sizes of a 2D depthwise call: f01b image, o01i filter, zero padding, no dilation."
+    pt, pb, pl, pr = _check_padding(padding)
+    C, H, W, N = img.shape
+    k_FO, k_H, k_W, k_FI = filter.shape
+    if C != k_FO or k_FI != 1:
+        raise SimulatorError(f"{who}: a depthwise filter is (C, k_H, k_W, 1) with C = {C}, the image's channels; "
+                             f"got filter shape {tuple(filter.shape)}")
+    if filter.dtype != img.dtype: raise SimulatorError(f"{who}: filter and image dtypes differ: {img.dtype.name}, {filter.dtype.name}")
+    pad_H, pad_W = pt + H + pb, pl + W + pr
+    out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
+    if out_H < 1 or out_W < 1:
+        raise SimulatorError(f"{who}: the kernel is larger than the padded image, got out_H={out_H}, out_W={out_W}")
+    return C, H, W, N, k_H, k_W, pt, pl, pad_H, pad_W, out_H, out_W
+
+# %% ../nbs/15_engine_question.ipynb #dfda102b
+def _load_padded(image, img, n, c0, cc, H, W, N, pt, pl, pad_W):
+    "Zero `image`, then DMA channels c0..c0+cc of batch element n of an f01b image into it, inside the padding."
+    nisa.memset(dst=image[:cc], value=0.0)
+    nisa.dma_copy(dst=image.ap([[image.shape[1], cc], [pad_W, H], [1, W]], offset=pt * pad_W + pl),
+                  src=img.ap([[H * W * N, cc], [W * N, H], [N, W]], offset=c0 * H * W * N + n))
 
 # %% ../nbs/15_engine_question.ipynb #7f6403de
 PREFETCH = 2                     # channels whose im2col tiles are loaded ahead of the one being computed
@@ -259,7 +258,7 @@ STEP_WIDTHS = (512, 1024, 2048)   # the 1D Vector step: the original's 512 (PACK
 
 @contextlib.contextmanager
 def step_width(width):
-    "Run the 1D entry point with `width` instead of 512 as its target elements per instruction (chapter 14's sweep)."
+    "Run the 1D entry point with `width` instead of 512 as its target elements per instruction (chapter 14b's sweep)."
     old, tiling.PACK = tiling.PACK, check_int(width, 'width', minimum=1)
     try: yield
     finally: tiling.PACK = old
@@ -286,9 +285,6 @@ CONTENDERS = {
 TUNED = {'Vector, step tuned': tuple(['Vector (original)'] + [f'Vector, step {w}' for w in STEP_WIDTHS[1:]]),
          'Vector/Scalar, tensor_scalar': ('packed, tensor_scalar', 'packed, tensor_scalar, 1/4 on Scalar',
                                           'packed, tensor_scalar, 1/2 on Scalar')}
-COLOURS = {'Vector (original)': 'tab:blue', 'Vector, step tuned': 'tab:purple', 'Vector, rows packed': 'tab:cyan',
-           'Vector/Scalar, tensor_scalar': 'tab:green', 'PE, diagonal weights': 'tab:red', 'PE, implicit GEMM': 'tab:orange',
-           'PE, identity sum (older variant)': 'tab:pink'}
 
 DESIGNS = {'1D': ('Vector (original)', 'Vector, step tuned', 'PE, diagonal weights', 'PE, implicit GEMM'),
            '2D': ('Vector (original)', 'Vector, rows packed', 'Vector/Scalar, tensor_scalar', 'PE, diagonal weights',
@@ -318,175 +314,3 @@ def contender_trace(kind, name, size, width, dtype='float32', C=128, N=1, out_H=
         if err > (1e-3 if dtype == 'float32' else 0.1) * max(1.0, np.abs(ref()).max()):
             raise AssertionError(f"{kind} {name} on ({size}, {width}) {dtype}: off the reference by {err:.3g}")
     return tr
-
-# %% ../nbs/15_engine_question.ipynb #57bcbdb5
-MAP_TARGETS = ('trn1', 'trn2', 'trn3')
-MAP_DTYPES = ('float32', 'bfloat16')
-
-@dataclass
-class EngineMap:
-    "Traces of every contender on a grid of shapes (`sizes` x `widths`) and dtypes, priced on demand."
-    kind: str
-    sizes: tuple
-    widths: tuple
-    names: tuple                              # the designs raced (a tuned design stands for its alternatives)
-    traces: dict = field(repr=False)          # (contender, size, width, dtype) -> Trace
-    _times: dict = field(default_factory=dict, repr=False)
-
-    def priced(self, contender, target, dtype, **changes) -> np.ndarray:
-        "Predicted ns of one traced contender, shape (sizes, widths), on `target` with the cost-model `changes`."
-        key = (contender, target, dtype, tuple(sorted(changes.items())))
-        if key not in self._times:
-            self._times[key] = np.array([[predict(self.traces[(contender, s, w, dtype)], target, **changes).total_ns
-                                          for w in self.widths] for s in self.sizes])
-        return self._times[key]
-
-    def choice(self, name, target, dtype, **changes) -> str:
-        "The contender design `name` runs as: itself, or for a tuned design its alternative of least geometric-mean time."
-        alts = TUNED.get(name, (name,))
-        return min(alts, key=lambda a: np.log(self.priced(a, target, dtype, **changes)).mean())
-
-    def times(self, target, dtype, **changes) -> np.ndarray:
-        "Predicted ns, shape (names, sizes, widths), of every design."
-        return np.stack([self.priced(self.choice(n, target, dtype, **changes), target, dtype, **changes) for n in self.names])
-
-    def winners(self, target, dtype, **changes):
-        "(index of the fastest design, runner-up time / fastest time), each of shape (sizes, widths)."
-        t = self.times(target, dtype, **changes)
-        order = np.sort(t, axis=0)
-        return t.argmin(axis=0), order[1] / order[0]
-
-def engine_map(kind, sizes, widths, dtypes=MAP_DTYPES, names=None, check=True) -> EngineMap:
-    "Run (and check) every contender of `kind` on each (size, width) and dtype; 1D: (W_f, W_out), 2D: (k, out_W)."
-    names = tuple(names or designs(kind))
-    traced = [a for n in names for a in TUNED.get(n, (n,))]
-    traces = {(n, s, w, d): contender_trace(kind, n, s, w, d, check=check)
-              for d in dtypes for s in sizes for w in widths for n in dict.fromkeys(traced)}
-    return EngineMap(kind, tuple(sizes), tuple(widths), names, traces)
-
-# %% ../nbs/15_engine_question.ipynb #fd3dd6c1
-def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=MAP_DTYPES):
-    "One panel per dtype and target: the fastest design per shape, its lead; with `rob`, hatched where a variant flips the engine."
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap, to_rgb
-    from matplotlib.patches import Patch, Rectangle
-    cmap = ListedColormap([COLOURS[n] for n in em.names])
-    fig, axs = plt.subplots(len(dtypes), len(targets), figsize=(9, 1.2 + 2.2 * len(dtypes)), squeeze=False)
-    size_label, width_label = ('W_f (taps)', 'W_out') if em.kind == '1D' else ('k (k x k kernel)', 'out_W')
-    for i, d in enumerate(dtypes):
-        for j, tg in enumerate(targets):
-            ax = axs[i][j]
-            win, lead = em.winners(tg, d)
-            ax.imshow(win, cmap=cmap, vmin=-0.5, vmax=len(em.names) - 0.5, aspect='auto', origin='lower')
-            for (a, b), v in np.ndenumerate(lead):      # dark text on the light colours, white on the dark ones
-                rgb = np.array(to_rgb(COLOURS[em.names[win[a, b]]]))
-                ink = 'black' if rgb @ (0.3, 0.59, 0.11) > 0.55 else 'white'
-                if rob is not None and not rob[(tg, d)].engine_robust[a, b]:
-                    ax.add_patch(Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch='///', edgecolor=ink, lw=0))
-                ax.text(b, a, f"{v:.2f}x", ha='center', va='center', fontsize=8, color=ink,
-                        bbox=dict(facecolor=COLOURS[em.names[win[a, b]]], edgecolor='none', pad=1))
-            ax.set_xticks(range(len(em.widths)), em.widths, fontsize=8)
-            ax.set_yticks(range(len(em.sizes)), em.sizes, fontsize=8)
-            ax.set_title(f"{tg}, {d}", fontsize=9)
-            if i == len(dtypes) - 1: ax.set_xlabel(width_label, fontsize=8)
-            if j == 0: ax.set_ylabel(size_label, fontsize=8)
-    fig.legend(handles=[Patch(color=COLOURS[n], label=n) for n in em.names], loc='lower center', ncol=min(len(em.names), 3),
-               fontsize=8, frameon=False)                      # three per row: the 2D names are long
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, 0.03 * ((len(em.names) + 2) // 3) + 0.03, 1, 1))
-    return fig
-
-# %% ../nbs/15_engine_question.ipynb #f67ad07f
-VARIANTS = {   # every ASSUMED field of chapter 14's model: {label: changes}, other plausible values
-    'access_start': {'0 cycles (engines hide it)': dict(access_start=0)},
-    'pe_access_start': {"0: the guide's max(N, 64)": dict(pe_access_start=0)},
-    'penalty_rule': {'never (penalty 0)': dict(dependent_penalty=0), "'dependent or small'": dict(penalty_rule='dependent or small')},
-    'step0_contiguous': {'a broadcast counts as contiguous': dict(step0_contiguous=True)},
-    'narrow_stride_bytes': {'no 16-byte rule on trn2/trn3': dict(narrow_stride_bytes=10 ** 9, on=('trn2', 'trn3'))},
-    'pe_transpose_fp32_factor': {'4 on trn3 (no transpose mode)': dict(pe_transpose_fp32_factor=4.0, on=('trn3',))},
-    'dma_fixed_ns': {'50 ns': dict(dma_fixed_ns=50), '300 ns': dict(dma_fixed_ns=300)},
-    'dma_run_ns': {'0 ns': dict(dma_run_ns=0), '64 ns': dict(dma_run_ns=64)},
-    'dma_latency_ns': {'0': dict(dma_latency_ns=0), '4 µs': dict(dma_latency_ns=4000)},
-    'dma_issue_ns': {'600 ns': dict(dma_issue_ns=600)},
-    'vector_rates': {"'modes' (stricter)": dict(vector_rates='modes', on=('trn2', 'trn3'))},
-    'two_input_factor': {'1 (each input at full width)': dict(two_input_factor=1.0, on=('trn2', 'trn3'))}}
-
-def design_side(name) -> str:
-    "'PE' for a PE-array design, 'Vector' for a Vector-engine one."
-    return 'PE' if name.startswith('PE') else 'Vector'
-
-def on_target(changes, target) -> dict:
-    "The cost-model `changes` of a variant on `target` (none where its `on` leaves the target out)."
-    return {k: v for k, v in changes.items() if k != 'on'} if target in changes.get('on', MAP_TARGETS) else {}
-
-# %% ../nbs/15_engine_question.ipynb #f326b4c6
-@dataclass
-class Robustness:
-    "Per cell of one target and dtype: the winner as in chapter 14, under every variant, and which fields change it."
-    base: np.ndarray                 # (sizes, widths): index of the winning design
-    by_variant: dict                 # (field, label) -> (sizes, widths) winners
-    deciders: np.ndarray             # per cell, the fields whose variants change the winning design
-    engine_deciders: np.ndarray      # per cell, the fields whose variants change the winner's engine (Vector or PE)
-    @property
-    def robust(self) -> np.ndarray: return np.vectorize(len)(self.deciders) == 0
-    @property
-    def engine_robust(self) -> np.ndarray: return np.vectorize(len)(self.engine_deciders) == 0
-
-def robustness(em: EngineMap, variants=VARIANTS) -> dict:
-    "{(target, dtype): Robustness}: every cell's winner under every variant of `variants`, one field at a time."
-    pe, out = np.array([design_side(n) == 'PE' for n in em.names]), {}
-    for tg in MAP_TARGETS:
-        for d in MAP_DTYPES:
-            base = em.winners(tg, d)[0]
-            by = {(f, lab): em.winners(tg, d, **on_target(ch, tg))[0] for f, vs in variants.items() for lab, ch in vs.items()}
-            cells = lambda differ: np.array([[frozenset(f for (f, _), w in by.items() if differ(w[i, j], base[i, j]))
-                                              for j in range(base.shape[1])] for i in range(base.shape[0])], dtype=object)
-            out[(tg, d)] = Robustness(base, by, cells(lambda a, b: a != b), cells(lambda a, b: pe[a] != pe[b]))
-    return out
-
-# %% ../nbs/15_engine_question.ipynb #cf994f2e
-def sensitivity(em: EngineMap, rob: dict) -> dict:
-    "{(field, label): (cells whose winner the variant changes, cells the PE designs win under it, cells in all)}."
-    pe = np.array([design_side(n) == 'PE' for n in em.names])
-    out = {}
-    for v in next(iter(rob.values())).by_variant:
-        changed = sum(int((r.by_variant[v] != r.base).sum()) for r in rob.values())
-        out[v] = (changed, sum(int(pe[r.by_variant[v]].sum()) for r in rob.values()), sum(r.base.size for r in rob.values()))
-    return out
-
-# %% ../nbs/15_engine_question.ipynb #907c8830
-def win_counts(em: EngineMap, targets=MAP_TARGETS, dtypes=MAP_DTYPES, **changes) -> dict:
-    "{(target, dtype): {contender: shapes it is predicted fastest on}}."
-    out = {}
-    for d in dtypes:
-        for tg in targets:
-            win, _ = em.winners(tg, d, **changes)
-            out[(tg, d)] = {n: int((win == i).sum()) for i, n in enumerate(em.names)}
-    return out
-
-def win_table(em: EngineMap, **changes) -> str:
-    "A Markdown table of `win_counts`: one row per target and dtype."
-    wc = win_counts(em, **changes)
-    head = "| target | dtype | " + ' | '.join(em.names) + " |\n|---|---|" + "---|" * len(em.names)
-    return head + '\n' + '\n'.join(f"| {tg} | {d} | " + ' | '.join(str(c[n]) for n in em.names) + " |" for (tg, d), c in wc.items())
-
-# %% ../nbs/15_engine_question.ipynb #d5f1f224
-def verdict(em: EngineMap, rob: dict) -> dict:
-    "{(target, dtype): (cells, robust cells, engine-robust Vector wins, engine-robust PE wins, {field: cells whose engine it flips})}."
-    pe = np.array([design_side(n) == 'PE' for n in em.names])
-    out = {}
-    for key, r in rob.items():
-        settled, w_pe = r.engine_robust, pe[r.base]
-        moved = Counter(f for cell in r.engine_deciders.ravel() for f in cell)
-        out[key] = (settled.size, int(r.robust.sum()), int((settled & ~w_pe).sum()), int((settled & w_pe).sum()),
-                    dict(moved.most_common()))
-    return out
-
-def verdict_lines(em: EngineMap, rob: dict) -> list:
-    "The verdict per target and dtype as Markdown bullets, every number formatted from `verdict`."
-    lines = []
-    for (tg, d), (n, k, v, p, moved) in verdict(em, rob).items():
-        why = ', '.join(f"`{f}` ({c})" for f, c in moved.items())
-        lines.append(f"- **{tg}, {d}**: {k} of {n} cells robust; the engine is the same under every variant in {v + p}: "
-                     f"the Vector designs win {v}, the PE designs {p}" + (f". The other {n - v - p} turn{'s' if n - v - p == 1 else ''} on {why}" if n - v - p else '') + '.')
-    return lines

@@ -72,14 +72,14 @@ SAMPLES = {
     'im2col.show_im2col': lambda f: f(8, 3, 1, 1),
     'tracing.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
     'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
-    'engines.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
+    'decision_map.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
     'networks.plot_network': lambda f: f([dwlit.run_layer(n, N=1) for n in ('conformer-m', 'mobilenetv2-576x14')],
                                        'Input: two real layers. Output: predicted time per layer and target'),
 }
 
 
 def _engine_map():
-    from dwlit.engines import engine_map
+    from dwlit.decision_map import engine_map
     return engine_map('1D', sizes=(3, 31), widths=(64, 256), check=False)
 
 

@@ -645,30 +645,18 @@ def code_layout(browser, url) -> dict:
     return browser.execute_script(_CODE_JS, MIN_CODE_PX)
 
 
-# Not yet re-cut: these chapters are longer than MAX_PAGE today. Each is held to its length when this list was made
-# (rounded up to 500 px) so that it cannot grow; an entry goes when its chapter is cut under MAX_PAGE (the test says so).
-# The cut is the open part of the book issue: until this dict is empty, that issue is not done.
-NOT_YET_CUT = {'15_engine_question': 29_000}
-
-
 def page_verdict(lengths: dict) -> list:
-    "What is wrong with the chapter page lengths `lengths` ({stem: px}): pages over their cap, stale NOT_YET_CUT entries."
-    bad = [f"{k} {v:,} px, more than {NOT_YET_CUT.get(k, MAX_PAGE):,}" for k, v in lengths.items() if v > NOT_YET_CUT.get(k, MAX_PAGE)]
-    return bad + [f"{k} is {lengths[k]:,} px, under {MAX_PAGE:,} now: take it out of NOT_YET_CUT" for k in NOT_YET_CUT
-                  if k in lengths and lengths[k] <= MAX_PAGE]
+    "The chapter pages of `lengths` ({stem: px}) longer than MAX_PAGE, each with its length."
+    return [f"{k} {v:,} px, more than {MAX_PAGE:,}" for k, v in lengths.items() if v > MAX_PAGE]
 
 
-def test_page_verdict_catches_a_long_page_and_a_stale_entry(monkeypatch):
-    monkeypatch.setitem(NOT_YET_CUT, '99_long', 23_000)      # a chapter not yet cut, whatever the list holds today
-    assert page_verdict({'05_definition': 3_000, '99_long': 22_000}) == []
+def test_page_verdict_catches_a_long_page():
+    assert page_verdict({'05_definition': 3_000, '06_virtual_im2col': 15_000}) == []
     assert page_verdict({'05_definition': 15_001}) == ['05_definition 15,001 px, more than 15,000']
-    assert page_verdict({'99_long': 23_001}) == ['99_long 23,001 px, more than 23,000']
-    assert page_verdict({'99_long': 14_000}) == ['99_long is 14,000 px, under 15,000 now: take it out of NOT_YET_CUT']
 
 
 def test_no_chapter_page_is_longer_than_15000_px(server, browser):
-    """A chapter reads in one sitting: at 1400x1000 no chapter page is longer than MAX_PAGE px, except the chapters
-    in NOT_YET_CUT, which may not grow."""
+    "A chapter reads in one sitting: at 1400x1000 no chapter page is longer than MAX_PAGE px."
     lengths = {}
     for c in chapters():
         browser.get(server + c['stem'] + '.html'); _wait_images(browser)
