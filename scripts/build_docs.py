@@ -124,9 +124,33 @@ def stage_nbs():
             f.write_text(json.dumps(nb, indent=1))
 
 
+def docs_before_code(cells: list) -> list:
+    """`cells` with the API entries (show_doc cells) that follow an `#| exports` cell moved above it, so that each
+    entry heads its own code. nbdev's `mv_exports` does this by the cells' original indices, which the inserted entries
+    have made stale: an exported cell without an entry (constants) then takes the next cell's entry."""
+    out, i = [], 0
+    while i < len(cells):
+        j = i + 1
+        while j < len(cells) and getattr(cells[j], 'has_sd', 0): j += 1
+        exported = cells[i].cell_type == 'code' and 'exports' in getattr(cells[i], 'directives_', {})
+        out += cells[i + 1:j] + [cells[i]] if exported else cells[i:j]
+        i = j
+    return out
+
+
+def fix_mv_exports():
+    "Make nbdev's `mv_exports` processor put each API entry above its own code (see docs_before_code)."
+    import nbdev.processors as P
+    def begin(self): self.nb.cells[:] = docs_before_code(list(self.nb.cells))
+    if getattr(P.mv_exports.begin, '__name__', '') == 'begin' and P.mv_exports.begin.__module__ == 'nbdev.processors':
+        fix_mv_exports.nbdev_begin = P.mv_exports.begin             # nbdev's own, kept for the test that shows it fail
+    P.mv_exports.begin = begin
+
+
 def run_proc_nbs():
     "nbdev's processing of the staged notebooks into _proc/."
     from nbdev.serve import proc_nbs
+    fix_mv_exports()                       # the worker processes are forked from this one, so they see the fix
     if proc.exists(): shutil.rmtree(proc)
     proc_nbs(path=str(stage), force=True, n_workers=2)
 

@@ -650,6 +650,38 @@ def page_verdict(lengths: dict) -> list:
     return [f"{k} {v:,} px, more than {MAX_PAGE:,}" for k, v in lengths.items() if v > MAX_PAGE]
 
 
+def misplaced_api_entries(begin=None) -> list:
+    "API entries that do not head their own code, in every chapter, as the build (or nbdev's `begin`) orders them."
+    sys.path.insert(0, str(root / 'scripts'))
+    import build_docs
+    import nbdev.processors as P
+    from nbdev.process import NBProcessor
+    build_docs.fix_mv_exports()
+    fixed = P.mv_exports.begin
+    if begin: P.mv_exports.begin = begin
+    bad = []
+    try:
+        for c in chapters():
+            p = NBProcessor(str(root / 'nbs' / c['file']), [P.populate_language, P.add_show_docs, P.mv_exports]); p.process()
+            cells = p.nb.cells
+            for i, cell in enumerate(cells):
+                m = re.match(r'show_doc\((\w+)\)', cell.source)
+                if not m: continue
+                j = next((k for k in range(i + 1, len(cells)) if not cells[k].source.startswith('show_doc(')), None)
+                if j is None or 'exports' not in getattr(cells[j], 'directives_', {}): continue
+                names = [a or b for a, b in re.findall(r'^(?:def|class) (\w+)|^(\w+)\s*=', cells[j].source, re.M)]
+                if m.group(1) not in names: bad.append(f"{c['stem']}: the entry of {m.group(1)} heads the code of {names[:3]}")
+    finally: P.mv_exports.begin = fixed
+    return bad
+
+
+def test_every_api_entry_heads_its_own_code():
+    "On the site an exported function's API entry sits right above its code, never above a neighbour's constants."
+    assert misplaced_api_entries() == []
+    import build_docs
+    assert misplaced_api_entries(build_docs.fix_mv_exports.nbdev_begin)      # shown failing: nbdev's own ordering
+
+
 def test_page_verdict_catches_a_long_page():
     assert page_verdict({'05_definition': 3_000, '06_virtual_im2col': 15_000}) == []
     assert page_verdict({'05_definition': 15_001}) == ['05_definition 15,001 px, more than 15,000']
