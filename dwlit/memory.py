@@ -10,8 +10,8 @@ import contextlib, itertools, linecache, math, re, sys, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
-from .checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_choice,
-                     shown, MAX_HBM_BYTES)
+from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_int, check_ints,
+                     check_choice, shown, refuse_unmodelled, MAX_HBM_BYTES)
 from .ap import make_view, index_view, reshape_view
 
 # %% auto #0
@@ -106,6 +106,7 @@ DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m
 # %% ../nbs/01_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
     "The dtype of `allowed` that `dtype` names (a name, a NumPy dtype or type), or an error listing them."
+    refuse_unmodelled(dtype)                                         # an NKI dtype dwlit does not model: say so
     try: dt = allowed.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
     dt = dt.newbyteorder('=') if dt is not None and dt.byteorder in '<>' else dt   # '>f4' is float32 too
@@ -280,8 +281,11 @@ def unset(n: int, dtype) -> np.ndarray:
     return np.full(n, 0 if np.dtype(dtype).kind in 'iu' else np.nan, dtype)
 
 # %% ../nbs/01_memory.ipynb #9316a95a
-def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
+def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
     "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
+    if address is not None:
+        raise NotModelledError(f"nl.ndarray(address={shown(address)}): dwlit places tensors itself and does not model "
+                               f"tensors at a fixed address (two at one address would share their data)")
     name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)

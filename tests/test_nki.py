@@ -135,21 +135,49 @@ def test_at_most_four_free_dimensions_per_pattern():
 
 
 def test_engine_members_place_tensor_copy():
-    with fresh():
+    with fresh('trn2'):
         a, b = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
         with trace() as tr:
             nisa.tensor_copy(b, a, engine=nisa.engine.scalar)
             nisa.tensor_copy(b, a)
-        assert [i.engine for i in tr.instructions] == ['Scalar', 'Vector']
+            nisa.tensor_copy(b, a, engine=nisa.scalar_engine)       # NKI's deprecated alias of the same member
+        assert [i.engine for i in tr.instructions] == ['Scalar', 'Vector', 'Scalar']
         with pytest.raises(SimulatorError, match="engine must be one of"):
             nisa.tensor_copy(b, a, engine='scalar')
+    with fresh('trn1'):                                            # NeuronCore-v2: no tensor_copy on the Scalar engine
+        a, b = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(SimulatorError, match="not on the Scalar engine on trn1"):
+            nisa.tensor_copy(b, a, engine=nisa.engine.scalar)
 
 
 def test_unmodelled_names_raise_not_modelled_error_naming_them():
+    "An NKI name dwlit does not model stops the kernel that uses it, naming it; a name NKI does not have stops at once."
     with pytest.raises(NotModelledError, match="nisa.max8 is part of NKI, but dwlit does not model it"):
-        nisa.max8
+        nisa.max8(None, None)
     with pytest.raises(NotModelledError, match="nl.erf is part of NKI"):
-        nl.erf
+        nl.erf(None)
+    with pytest.raises(NotModelledError, match="nl.gelu_typo is not a name dwlit models"):
+        nl.gelu_typo
+
+
+def test_nki_names_can_be_stored_at_import_and_refuse_when_used():
+    "A helper module may put NKI's names in tables when it is imported; only a kernel that uses an unmodelled one stops."
+    table = {nl.gelu: 'gelu', nl.gelu_apprx_sigmoid: 'swish', nl.int32: 'i32', nl.float8_e4m3fn_x4: 'mx'}
+    assert table[nl.gelu] == 'gelu' and nl.gelu == nl.gelu and nl.gelu != nl.erf
+    default = nisa.dma_engine.dma            # an enum member of an unmodelled enum, as a default argument
+    assert 'nisa.dma_engine.dma' in repr(default)
+    with fresh():
+        d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="nl.gelu is part of NKI, but dwlit does not model it"):
+            nisa.activation(y, nl.gelu, d)
+        with pytest.raises(NotModelledError, match="nl.power is part of NKI"):
+            nisa.tensor_tensor(y, d, d, nl.power)
+        with pytest.raises(NotModelledError, match="nl.bitwise_and is part of NKI"):
+            nisa.tensor_scalar(y, d, nl.bitwise_and, 1.0)
+        with pytest.raises(NotModelledError, match="nl.int32 is part of NKI"):
+            nl.ndarray((2, 3), nl.int32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="nisa.dma_engine is part of NKI"):
+            default(1)
 
 
 # --- tensor_scalar ------------------------------------------------------------------------------------------------
@@ -581,6 +609,139 @@ def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel
     np.testing.assert_allclose(running_sum(x), np.cumsum(x.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-5)
 
 
-def test_dma_copy_third_positional_argument_is_oob_mode():
+def test_dma_copy_arguments_follow_the_current_reference():
+    "dst, src, priority, oob_mode, dge_mode, engine, name: a third positional argument is the DMA priority (a hint)."
     import inspect
-    assert list(inspect.signature(nisa.dma_copy).parameters)[:6] == ['dst', 'src', 'oob_mode', 'dge_mode', 'engine', 'name']
+    assert list(inspect.signature(nisa.dma_copy).parameters)[:7] == ['dst', 'src', 'priority', 'oob_mode', 'dge_mode',
+                                                                     'engine', 'name']
+    with fresh():
+        h = nl.ndarray((2, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.arange(6.0).reshape(2, 3))
+        s = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr: nisa.dma_copy(s, h, 1)
+        np.testing.assert_array_equal(s.numpy(), np.arange(6.0).reshape(2, 3))
+        assert tr.instructions[0].attrs.get('priority') == 1 and 'oob_mode' not in tr.instructions[0].attrs
+
+
+def test_enums_carry_the_reference_values_and_the_target_names_its_neuroncore():
+    assert [(m.name, m.value) for m in nisa.dge_mode] == [('unknown', 0), ('swdge', 1), ('hwdge', 2), ('none', 3)]
+    assert (nisa.vector_engine, nisa.scalar_engine, nisa.gpsimd_engine, nisa.tensor_engine, nisa.unknown_engine) == (
+        nisa.engine.vector, nisa.engine.scalar, nisa.engine.gpsimd, nisa.engine.tensor, nisa.engine.unknown)
+    for target, gen in (('trn1', 2), ('trn2', 3), ('trn3', 4)):
+        with fresh(target):
+            assert nisa.get_nc_version() is nisa.nc_version(gen) and nisa.get_nc_sub_version() == 0
+
+
+# --- what public kernels of the tutorials and the library rely on ------------------------------------------------
+
+@nki.jit
+def add_rows(a, b):
+    "c = a + b written with nl.load / nl.store, the getting-started style: each program takes its rows."
+    rows = a.shape[0] // nl.num_programs()
+    r0 = nl.program_id(0) * rows
+    c = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    x, y = nl.load(a[r0:r0 + rows, :]), nl.load(b[r0:r0 + rows, :], dtype=nl.float32)
+    nl.store(c[r0:r0 + rows, :], value=nl.add(x, y))
+    return c
+
+
+def test_nl_load_and_store_move_tiles_between_hbm_and_sbuf():
+    a, b = RNG.standard_normal((8, 5)).astype(np.float16), RNG.standard_normal((8, 5)).astype(np.float16)
+    with trace() as tr: got = add_rows[2](a, b)
+    want = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+    assert tr.counts() == {'dma_copy': 6, 'tensor_tensor': 2}
+    with fresh():
+        s = sbuf_from(np.ones((2, 3)))
+        with pytest.raises(SimulatorError, match="nl.load: src .* is in SBUF; it loads from HBM"):
+            nl.load(s)
+        h = nl.ndarray((3, 2), nl.float32, buffer=nl.hbm)
+        with pytest.raises(SimulatorError, match=r"nl.store: dst .* has shape \(3, 2\) and value \(2, 3\)"):
+            nl.store(h, s)
+
+
+def test_nc_matmul_accumulate_true_needs_an_earlier_matmul_write():
+    "accumulate=True on PSUM no matmul wrote is undefined (on trn1/trn2 also after memset); trn3 accepts a memset start."
+    for target in ('trn1', 'trn2', 'trn3'):
+        with fresh(target):
+            st, mv = sbuf_from(np.ones((128, 2))), sbuf_from(np.ones((128, 3)))
+            acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum)
+            with pytest.raises(SimulatorError, match="accumulate=True on PSUM elements no earlier nc_matmul wrote"):
+                nisa.nc_matmul(acc, st, mv, accumulate=True)
+            nisa.memset(acc, 1.0)
+            if target == 'trn3':
+                nisa.nc_matmul(acc, st, mv, accumulate=True)
+                np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 129.0))
+            else:
+                with pytest.raises(SimulatorError, match=f"on {target} also after memset"):
+                    nisa.nc_matmul(acc, st, mv, accumulate=True)
+            nisa.nc_matmul(acc, st, mv, accumulate=False)
+            nisa.nc_matmul(acc, st, mv, accumulate=True)
+            np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 256.0))
+
+
+def test_nc_matmul_moving_free_size_per_target():
+    "At most 512 moving columns (one PSUM bank) on trn1/trn2; on trn3 up to 4096 for an fp32 dst, 8192 for bf16."
+    with fresh('trn3'):
+        st, mv = sbuf_from(np.ones((4, 2))), sbuf_from(np.arange(4 * 2048.0).reshape(4, 2048) % 7)
+        acc = nl.ndarray((2, 2048), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(acc, st, mv)
+        np.testing.assert_array_equal(acc.numpy(), np.ones((4, 2)).T @ (np.arange(4 * 2048.0).reshape(4, 2048) % 7))
+    with fresh('trn2'):
+        st, mv = sbuf_from(np.ones((4, 2))), sbuf_from(np.ones((4, 513)))
+        with pytest.raises(SimulatorError, match="moving free size must be <= 512 on trn2"):
+            nisa.nc_matmul(nl.ndarray((2, 513), nl.float32, buffer=nl.psum), st, mv)
+
+
+def test_nc_matmul_double_row_mode_is_refused_not_computed_as_a_plain_matmul():
+    with fresh('trn2'):
+        st, mv = sbuf_from(np.ones((128, 2)), ml_dtypes.float8_e4m3), sbuf_from(np.ones((128, 3)), ml_dtypes.float8_e4m3)
+        with pytest.raises(NotModelledError, match="double_row"):
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), st, mv, perf_mode=nisa.matmul_perf_mode.double_row)
+        with trace() as tr:
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), st, mv, perf_mode=nisa.matmul_perf_mode.none)
+        assert tr.instructions[0].attrs['perf_mode'] == 'none'
+
+
+def test_nc_transpose_flattens_the_free_axes():
+    x = np.arange(24.0).reshape(4, 2, 3)
+    with fresh():
+        y = nl.ndarray((6, 4), nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(y, sbuf_from(x))
+        np.testing.assert_array_equal(y.numpy(), x.reshape(4, 6).T)
+        with pytest.raises(SimulatorError, match=r"dst must be \(6, 4\)"):
+            nisa.nc_transpose(nl.ndarray((4, 6), nl.float32, buffer=nl.psum), sbuf_from(x))
+
+
+def test_memset_into_8_bit_types_is_exact_or_refused():
+    with fresh():
+        i8, u8, f8 = (nl.ndarray((2, 3), dt, buffer=nl.sbuf) for dt in (nl.int8, nl.uint8, nl.float8_e4m3))
+        nisa.memset(i8, -7); nisa.memset(u8, 200); nisa.memset(f8, 0.5)
+        assert (i8.numpy() == -7).all() and (u8.numpy() == 200).all() and (f8.numpy().astype(np.float32) == 0.5).all()
+        for t, v in ((i8, 300), (i8, 2.5), (u8, -1)):
+            with pytest.raises(NotModelledError, match="only whole numbers"):
+                nisa.memset(t, v)
+        with pytest.raises(NotModelledError, match="fp8 overflow"):
+            nisa.memset(f8, 1e6)
+
+
+def test_activation_bias_is_a_column_on_trn1():
+    "NeuronCore-v2 takes the bias as a (P, 1) vector only; from NeuronCore-v3 a constant too."
+    x = np.linspace(-1, 1, 6).reshape(2, 3)
+    for target in ('trn1', 'trn2'):
+        with fresh(target):
+            y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+            nisa.activation(y, nl.exp, sbuf_from(x), bias=sbuf_from(np.full((2, 1), 0.5)))
+            np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
+            if target == 'trn1':
+                with pytest.raises(SimulatorError, match=r"bias must be a \(2, 1\) tile on trn1"):
+                    nisa.activation(y, nl.exp, sbuf_from(x), bias=0.5)
+            else:
+                nisa.activation(y, nl.exp, sbuf_from(x), bias=0.5)
+                np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
+
+
+def test_ndarray_at_a_fixed_address_is_not_modelled():
+    with fresh():
+        with pytest.raises(NotModelledError, match="address="):
+            nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, address=(0, 0))
