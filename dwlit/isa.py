@@ -17,13 +17,13 @@ from .memory import Tensor, ndarray, current_core, psum, sbuf, float32, bfloat16
 from .ap import View, full_view, _extent
 
 # %% auto #0
-__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'OPS', 'tensor_engine', 'vector_engine',
-           'scalar_engine', 'gpsimd_engine', 'unknown_engine', 'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS',
-           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'dge_mode', 'oob_mode', 'reduce_cmd',
-           'matmul_perf_mode', 'nc_version', 'get_nc_version', 'get_nc_sub_version', 'Access', 'Instruction', 'Trace',
-           'trace', 'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation',
-           'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul',
-           'nc_transpose', 'plot_trace', 'trace_stepper']
+__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
+           'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
+           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
+           'dge_mode', 'oob_mode', 'reduce_cmd', 'matmul_perf_mode', 'nc_version', 'get_nc_version',
+           'get_nc_sub_version', 'Access', 'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor', 'tensor_reduce',
+           'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy',
+           'dve_transpose', 'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -36,7 +36,11 @@ class Op:
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
 maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide)}
+equal, not_equal, less, less_equal, greater, greater_equal = (                 # comparisons: 1 where true, else 0
+    Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less), Op('less_equal', np.less_equal),
+    Op('greater', np.greater), Op('greater_equal', np.greater_equal))
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
+                           greater_equal)}
 
 # %% ../nbs/03_instructions.ipynb #a62c9c2e
 class engine(enum.Enum):
@@ -175,6 +179,9 @@ def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
 def _operand(op, arg, x) -> View:
     "Operand `x` of instruction `op` as a view: a tensor is seen whole; anything else is refused."
     v = x if isinstance(x, View) else full_view(x) if isinstance(x, Tensor) else None
+    if v is not None and hasattr(v.tensor, 'retired'):      # its address was given to a later tensor (ndarray(address=))
+        raise NotModelledError(f"{op}: {arg} {v!r}: its memory was given to {v.tensor.retired}; dwlit keeps the two "
+                               f"apart and does not model reading or writing one through the other's address")
     if v is not None:
         if arg != 'dst' and v.free_size > MAX_FREE_ELEMENTS:   # only a step-0 source shows that many: refused unread
             raise SimulatorError(f"{op}: {arg} {v!r} streams {v.free_size:,} elements per partition, more than the "
@@ -218,6 +225,9 @@ def _distinct(op, dst):
 def _op(name, op, allowed=OPS, arg='op'):
     "Raise unless `op` (argument `arg`) is one of the operators `allowed` (an NKI operator dwlit lacks: NotModelledError)."
     refuse_unmodelled(op)
+    if not isinstance(op, Op) and getattr(op, 'name', None) in ('abs', 'square', 'relu', 'rsqrt', 'reciprocal'):
+        raise NotModelledError(f"{name}: {arg}=nl.{op.name} as a unary ALU operator is part of NKI, but dwlit does not "
+                               f"model it; nisa.activation computes nl.{op.name}")
     if not isinstance(op, Op) or op.name not in allowed:
         raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
 
@@ -335,6 +345,12 @@ def _scalar(op, arg, x, data):
 
 def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
 
+def _scalar_engine_ops(op0, op1):
+    "Raise unless the Scalar engine of trn2 runs these operators: multiply, then add or nothing; or add alone."
+    if (op0.name, op1 and op1.name) not in (('multiply', 'add'), ('multiply', None), ('add', None)):
+        raise SimulatorError(f"tensor_scalar: the Scalar engine of trn2 runs op0=nl.multiply (op1=nl.add or none) or "
+                             f"op0=nl.add alone, the ISA reference says; got op0={op0!r}, op1={op1!r}; use the Vector engine")
+
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, name=None):
     "`dst = (data op0 operand0) op1 operand1`, each operand a number or one value per partition (Vector engine, fp32)."
     dst, data = _operand('tensor_scalar', 'dst', dst), _operand('tensor_scalar', 'data', data)
@@ -347,9 +363,12 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
                           for k, x in (('operand0', operand0), ('operand1', operand1)))
     reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
-    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar', 'GpSimd'))
-    if where == 'GpSimd' and psum in (dst.buffer, data.buffer):
-        raise SimulatorError("tensor_scalar: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    if getattr(engine, 'name', None) == 'gpsimd':
+        raise NotModelledError("tensor_scalar: the GpSimd engine runs tensor_scalar only for nl.rsqrt (the ISA reference), "
+                               "which dwlit does not model; use engine=nisa.engine.vector or scalar")
+    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar'))
+    if where == 'Scalar' and current_core().target.name == 'trn2':
+        _scalar_engine_ops(op0, op1)
     _distinct('tensor_scalar', dst)
     x = _apply(op0, _fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
     _write(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
@@ -368,12 +387,16 @@ class Fn:
 
 def _sigmoid(x): return 1 / (1 + np.exp(-x))
 def _gelu_tanh(x): return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+_erf = np.vectorize(math.erf, otypes=[np.float64])          # NumPy has no erf; Python's, element by element
+def _gelu(x): return 0.5 * x * (1 + _erf(x / math.sqrt(2)))  # the exact GELU, x * Phi(x)
 
 ACTIVATIONS = {f.name: f for f in (
     Fn('copy', lambda x: x), Fn('exp', np.exp), Fn('log', np.log, (2.0**-64, 2.0**64)), Fn('tanh', np.tanh), Fn('sigmoid', _sigmoid),
     Fn('relu', lambda x: np.maximum(x, 0)), Fn('silu', lambda x: x * _sigmoid(x)), Fn('gelu_apprx_tanh', _gelu_tanh),
     Fn('square', np.square), Fn('sqrt', np.sqrt, (2.0**-116, 2.0**118)), Fn('rsqrt', lambda x: 1 / np.sqrt(x), (2.0**-87, 2.0**97)), Fn('reciprocal', lambda x: 1 / x, (2.0**-42, 2.0**42)),
-    Fn('abs', np.abs), Fn('sin', np.sin, (-math.pi, math.pi)), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))))}
+    Fn('abs', np.abs), Fn('sin', np.sin, (-math.pi, math.pi)), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))),
+    Fn('gelu', _gelu), Fn('erf', _erf), Fn('sign', np.sign), Fn('arctan', np.arctan, (-math.pi / 2, math.pi / 2)),
+    Fn('mish', lambda x: x * np.tanh(np.logaddexp(x, np.float32(0)))))}
 
 def _in_range(f: Fn, x: np.ndarray):
     "Refuse inputs outside the range the Scalar engine computes `f` correctly on (reciprocal: in magnitude)."

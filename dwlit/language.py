@@ -15,16 +15,18 @@ from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check
 from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_core, get_target, Allocator, sbuf, psum,
                      hbm, private_hbm, shared_hbm, float32, float16, bfloat16, DTYPES, unset, _caller_name, MAX_HBM_BYTES)
 from .ap import View
-from .isa import (add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
+from .isa import (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
+                       greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
                        nc_matmul, dma_copy, _not_modelled)
 from . import replay
 
 # %% auto #0
 __all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
-           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NkiTensor', 'NL_MODELLED', 'program_id', 'num_programs',
-           'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data',
-           'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store',
-           'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum', 'max', 'min', 'broadcast_to', 'NKIObject']
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor',
+           'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range',
+           'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros',
+           'ones', 'zeros_like', 'ds', 'load', 'store', 'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum', 'max',
+           'min', 'broadcast_to', 'NKIObject']
 
 # %% ../nbs/04_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -268,22 +270,24 @@ class NKIObject:
 # %% ../nbs/04_programs.ipynb #1b7ad21a
 from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16, float8_e4m3,  # noqa: F811
                           float8_e5m2, float8_e4m3fn, int8, uint8)
-_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
-(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
- softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
+_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus gelu erf '
+              'sign arctan mish').split()
+(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin, softplus, gelu, erf,
+ sign, arctan, mish) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
 NkiTensor = Tensor                                    # NKI's name of the tensor type (for annotations)
 
 _NKI_NL = ('load_transpose2d matmul transpose empty_like rand gather_flattened no_reorder '
-           'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
-           'gelu gelu_apprx_sigmoid gelu_dx gelu_apprx_sigmoid_dx silu_dx erf erf_dx mish softmax dropout rms_norm mean '
-           'prod all var equal not_equal greater greater_equal less less_equal where invert bitwise_and bitwise_or '
+           'random_seed shared_constant shared_identity_matrix power negative cos tan ceil floor trunc '
+           'gelu_apprx_sigmoid gelu_dx gelu_apprx_sigmoid_dx silu_dx erf_dx softmax dropout rms_norm mean '
+           'prod all var where invert bitwise_and bitwise_or '
            'bitwise_xor left_shift right_shift logical_and logical_or logical_xor logical_not abs_max abs_min fmod mod '
            'average prelu bypass expand_dims device_print dynamic_range fori_loop while_loop MemoryRegion DType '
            'int16 int32 uint16 uint32 tfloat32 bool_ float8_e5m2_x4 float8_e4m3fn_x4 float4_e2m1fn_x4 float8_e8m0fnu').split()
 _INSTEAD = {'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
 NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'load', 'store', 'sum', 'max', 'min', 'broadcast_to',
                'NKIObject', 'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'is_hbm', 'is_on_chip',
-               'is_psum', 'is_sbuf', *DTYPES, 'add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', *_ACT_NAMES,
+               'is_psum', 'is_sbuf', *DTYPES, 'add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
+               'greater_equal', *_ACT_NAMES,
                'affine_range', 'sequential_range', 'static_range', 'program_id', 'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):

@@ -133,6 +133,7 @@ class Allocator:
         self.name, self.capacity, self.unit = name, capacity, unit
         self.used = self.peak = 0
         self.live = {}                                 # tensor id -> (name, bytes)
+        self.placed = []                               # tensors at an address: (p0, p1, byte0, byte1, weakref)
 
     free = property(lambda self: self.capacity - self.used)
 
@@ -282,19 +283,38 @@ def unset(n: int, dtype) -> np.ndarray:
 
 # %% ../nbs/01_memory.ipynb #9316a95a
 def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
-    "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
-    if address is not None:
-        raise NotModelledError(f"nl.ndarray(address={shown(address)}): dwlit places tensors itself and does not model "
-                               f"tensors at a fixed address (two at one address would share their data)")
+    "A new NaN-filled tensor in `buffer` on the current core (at `address`, if given); shape and room are checked first."
     name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
-    alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")          # refused before any memory is taken
-    if buffer is shared_hbm and core.launch is not None:
+    if address is None: alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")   # refused before any memory is taken
+    if buffer is shared_hbm and core.launch is not None and address is None:
         return core.launch.shared_tensor(shape, dtype, name)                  # one tensor for every program
     t = Tensor(shape, dtype, buffer, name, unset(math.prod(shape), dtype))
+    if address is not None: _place_at(t, address, core)
     alloc.take(t, n * dtype.itemsize, f"{shape} {dtype.name} ")
     return t
+
+# %% ../nbs/01_memory.ipynb #n17c0001
+def _place_at(t: Tensor, address, core: NeuronCore):
+    "Put on-chip tensor `t` at `address` (partition, byte), checked to fit; a tensor placed there before is retired."
+    if not t.buffer.on_chip:
+        raise NotModelledError(f"nl.ndarray(address=...) of {t.name!r} in {t.buffer.name}: dwlit places on-chip tensors "
+                               f"at an address, not HBM ones")
+    p0, b0 = check_ints(address, f"address of tensor {t.name!r}", length=2, minimum=0)
+    alloc = core.allocator(t.buffer)
+    p1, b1 = p0 + t.shape[0], b0 + t.partition_size * t.dtype.itemsize
+    if p1 > core.target.partitions or b1 > alloc.capacity:
+        raise AllocationError(f"{t.buffer.name} tensor {t.name!r} at address {(p0, b0)}: partitions {p0}..{p1 - 1} and bytes "
+                              f"{b0:,}..{b1 - 1:,} must lie within {core.target.partitions} partitions of {alloc.capacity:,} B")
+    keep = []
+    for q0, q1, c0, c1, ref in alloc.placed:
+        old = ref()
+        if old is not None and q0 < p1 and p0 < q1 and c0 < b1 and b0 < c1:     # overlapping: its memory is reused
+            old.retired = f"{t.name!r} at address {(p0, b0)}"
+            alloc._give_back(old.id)
+        elif old is not None: keep.append((q0, q1, c0, c1, ref))
+    alloc.placed = keep + [(p0, p1, b0, b1, weakref.ref(t))]
 
 # %% ../nbs/01_memory.ipynb #98347de2
 def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:

@@ -1,6 +1,7 @@
 """dwlit's `nl` and `nisa` against the public NKI reference: each documented behaviour (defaults, PSUM accumulation,
 dtype and buffer rules, the 4-free-dimension limit, the wider ISA) as a small kernel of our own, checked against an
 independent NumPy computation. Each test fails on semantics that differ from the reference."""
+import math
 import ml_dtypes
 import numpy as np
 import pytest
@@ -154,8 +155,8 @@ def test_unmodelled_names_raise_not_modelled_error_naming_them():
     "An NKI name dwlit does not model stops the kernel that uses it, naming it; a name NKI does not have stops at once."
     with pytest.raises(NotModelledError, match="nisa.max8 is part of NKI, but dwlit does not model it"):
         nisa.max8(None, None)
-    with pytest.raises(NotModelledError, match="nl.erf is part of NKI"):
-        nl.erf(None)
+    with pytest.raises(NotModelledError, match="nl.erf_dx is part of NKI"):
+        nl.erf_dx(None)
     with pytest.raises(NotModelledError, match="nl.gelu_typo is not a name dwlit models"):
         nl.gelu_typo
 
@@ -163,13 +164,13 @@ def test_unmodelled_names_raise_not_modelled_error_naming_them():
 def test_nki_names_can_be_stored_at_import_and_refuse_when_used():
     "A helper module may put NKI's names in tables when it is imported; only a kernel that uses an unmodelled one stops."
     table = {nl.gelu: 'gelu', nl.gelu_apprx_sigmoid: 'swish', nl.int32: 'i32', nl.float8_e4m3fn_x4: 'mx'}
-    assert table[nl.gelu] == 'gelu' and nl.gelu == nl.gelu and nl.gelu != nl.erf
+    assert table[nl.gelu_apprx_sigmoid] == 'swish' and nl.silu_dx == nl.silu_dx and nl.silu_dx != nl.erf_dx
     default = nisa.dma_engine.dma            # an enum member of an unmodelled enum, as a default argument
     assert 'nisa.dma_engine.dma' in repr(default)
     with fresh():
         d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
-        with pytest.raises(NotModelledError, match="nl.gelu is part of NKI, but dwlit does not model it"):
-            nisa.activation(y, nl.gelu, d)
+        with pytest.raises(NotModelledError, match="nl.gelu_apprx_sigmoid is part of NKI, but dwlit does not model it"):
+            nisa.activation(y, nl.gelu_apprx_sigmoid, d)
         with pytest.raises(NotModelledError, match="nl.power is part of NKI"):
             nisa.tensor_tensor(y, d, d, nl.power)
         with pytest.raises(NotModelledError, match="nl.bitwise_and is part of NKI"):
@@ -225,8 +226,8 @@ def test_tensor_scalar_records_its_engine_and_refuses_bad_operands():
         x, y, col = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf), sbuf_from(np.ones((4, 1)))
         with trace() as tr:
             nisa.tensor_scalar(y, x, nl.multiply, col, name='scale')
-            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.gpsimd)
-        assert [(i.op, i.engine) for i in tr.instructions] == [('tensor_scalar', 'Vector'), ('tensor_scalar', 'GpSimd')]
+            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.scalar)
+        assert [(i.op, i.engine) for i in tr.instructions] == [('tensor_scalar', 'Vector'), ('tensor_scalar', 'Scalar')]
         assert tr.instructions[0].attrs['op0'] == 'multiply' and len(tr.instructions[0].srcs) == 2
         with pytest.raises(SimulatorError, match=r"operand0 must be a number or a \(4, 1\) tile"):
             nisa.tensor_scalar(y, x, nl.add, sbuf_from(np.ones((4, 2))))
@@ -236,8 +237,43 @@ def test_tensor_scalar_records_its_engine_and_refuses_bad_operands():
             nisa.tensor_scalar(y, x, np.add, 1.0)
         with pytest.raises(SimulatorError, match="op1 and operand1 go together"):
             nisa.tensor_scalar(y, x, nl.add, 1.0, op1=nl.add)
-        with pytest.raises(SimulatorError, match="GpSimd engine cannot access PSUM"):
-            nisa.tensor_scalar(nl.ndarray((4, 3), nl.float32, buffer=nl.psum), x, nl.add, 1.0, engine=nisa.engine.gpsimd)
+
+
+def test_tensor_scalar_engines_follow_the_reference():
+    "GpSimd runs tensor_scalar only for rsqrt (not modelled); the Scalar engine of trn2 only multiply[+add] or add."
+    with fresh('trn2'):
+        x, y = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="GpSimd engine runs tensor_scalar only for nl.rsqrt"):
+            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.gpsimd)
+        nisa.tensor_scalar(y, x, nl.multiply, 2.0, op1=nl.add, operand1=1.0, engine=nisa.engine.scalar)
+        np.testing.assert_array_equal(y.numpy(), np.full((4, 3), 3.0))
+        with pytest.raises(SimulatorError, match="the Scalar engine of trn2 runs op0=nl.multiply"):
+            nisa.tensor_scalar(y, x, nl.subtract, 2.0, engine=nisa.engine.scalar)
+    with fresh('trn1'):
+        x, y = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(y, x, nl.subtract, 2.0, engine=nisa.engine.scalar)
+        np.testing.assert_array_equal(y.numpy(), np.full((4, 3), -1.0))
+
+
+def test_comparison_operators_give_one_or_zero_and_unary_alu_operators_are_refused():
+    "nl.equal, nl.less, ... compare in fp32 and write 1 where true and 0 elsewhere, in the destination's dtype."
+    a = np.array([[1.0, 2.0, 3.0, np.nan]], np.float32)
+    b = np.array([[1.0, 3.0, 2.0, 0.0]], np.float32)
+    with fresh():
+        ta, tb = sbuf_from(a), sbuf_from(b)
+        for op, ref in ((nl.equal, np.equal), (nl.not_equal, np.not_equal), (nl.less, np.less),
+                        (nl.less_equal, np.less_equal), (nl.greater, np.greater), (nl.greater_equal, np.greater_equal)):
+            y = nl.ndarray((1, 4), nl.bfloat16, buffer=nl.sbuf)
+            nisa.tensor_tensor(y, ta, tb, op)
+            np.testing.assert_array_equal(y.numpy().astype(np.float32), ref(a, b).astype(np.float32))
+            m = nl.ndarray((1, 4), nl.uint8, buffer=nl.sbuf)
+            nisa.tensor_scalar(m, ta, op, 2.0)
+            np.testing.assert_array_equal(m.numpy(), ref(a, 2.0).astype(np.uint8))
+        np.testing.assert_array_equal(nl.less(ta, tb, dtype=nl.float32).numpy(), [[0.0, 1.0, 0.0, 0.0]])
+        with pytest.raises(SimulatorError, match="op must be one of nl.add"):
+            nisa.tensor_reduce(nl.ndarray((1, 1), nl.float32, buffer=nl.sbuf), nl.equal, ta, 1)   # not a reduction op
+        with pytest.raises(NotModelledError, match="op0=nl.abs as a unary ALU operator is part of NKI"):
+            nisa.tensor_scalar(nl.ndarray((1, 4), nl.float32, buffer=nl.sbuf), ta, nl.abs, 0.0)
 
 
 # --- activation ---------------------------------------------------------------------------------------------------
@@ -267,7 +303,10 @@ def test_activation_scale_then_bias_then_function():
     ('exp', np.exp), ('tanh', np.tanh), ('sigmoid', lambda x: 1 / (1 + np.exp(-x))), ('relu', lambda x: np.maximum(x, 0)),
     ('silu', lambda x: x / (1 + np.exp(-x))), ('square', np.square), ('copy', lambda x: x), ('abs', np.abs),
     ('softplus', lambda x: np.log1p(np.exp(x))),
-    ('gelu_apprx_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))])
+    ('gelu_apprx_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
+    ('gelu', lambda x: np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel()]).reshape(x.shape)),
+    ('erf', lambda x: np.array([math.erf(v) for v in x.ravel()]).reshape(x.shape)), ('sign', np.sign),
+    ('mish', lambda x: x * np.tanh(np.log1p(np.exp(x))))])
 def test_activation_functions_match_numpy(fn, ref):
     x = np.linspace(-4, 4, 3 * 16).reshape(3, 16)
     with fresh():
@@ -579,6 +618,10 @@ def test_activation_valid_input_ranges_are_enforced():
             nisa.activation(y, nl.log, sbuf_from(np.array([[1.0, 0.0]])))
         nisa.activation(y, nl.sin, sbuf_from(np.array([[0.5, -1.0]])))
         np.testing.assert_allclose(y.numpy(), np.sin([[0.5, -1.0]]), rtol=1e-6)
+        with pytest.raises(SimulatorError, match=r"nl.arctan is valid for inputs in \[-1.5708, 1.5708\]"):
+            nisa.activation(y, nl.arctan, sbuf_from(np.array([[0.0, 2.0]])))
+        nisa.activation(y, nl.arctan, sbuf_from(np.array([[0.5, -1.5]])))
+        np.testing.assert_allclose(y.numpy(), np.arctan([[0.5, -1.5]]), rtol=1e-6)
 
 
 def test_nc_matmul_transpose_mode_is_refused_not_computed_as_a_matmul():
@@ -741,7 +784,40 @@ def test_activation_bias_is_a_column_on_trn1():
                 np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
 
 
-def test_ndarray_at_a_fixed_address_is_not_modelled():
+@nki.jit
+def scaled_sum_at_addresses(x, y):
+    "out = 2x + y with every SBUF tile at an address of its own choosing, as a stack allocator places them."
+    P, F = x.shape
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))
+    b = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 4 * F))
+    nisa.dma_copy(dst=a, src=x)
+    nisa.dma_copy(dst=b, src=y)
+    c = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 8 * F))
+    nisa.tensor_scalar(c, a, nl.multiply, 2.0)
+    nisa.tensor_tensor(c, c, b, nl.add)
+    d = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))     # a's memory again: a is done with
+    nisa.tensor_copy(dst=d, src=c)
+    nisa.dma_copy(dst=out, src=d)
+    return out
+
+
+def test_tensors_at_fixed_addresses_and_memory_given_again():
+    x, y = RNG.standard_normal((16, 8)).astype(np.float32), RNG.standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_allclose(scaled_sum_at_addresses(x, y), 2 * x.astype(np.float64) + y, rtol=1e-6)
     with fresh():
-        with pytest.raises(NotModelledError, match="address="):
-            nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, address=(0, 0))
+        a = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 0))
+        nisa.memset(a, 1.0)
+        b = nl.ndarray((2, 4), nl.bfloat16, buffer=nl.sbuf, address=(2, 24))    # overlaps a's partitions 2-3, bytes 24-31
+        nisa.memset(b, 2.0)
+        with pytest.raises(NotModelledError, match="its memory was given to 'b' at address \\(2, 24\\)"):
+            nisa.tensor_copy(dst=b, src=a)                   # a read after its memory went to b: not modelled
+        c = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 64))     # beside b: both stay usable
+        nisa.memset(c, 3.0); nisa.tensor_copy(dst=c[0:2, 0:4], src=b)
+        assert (c.numpy()[0:2, 0:4] == 2).all() and (c.numpy()[2:] == 3).all()
+        with pytest.raises(SimulatorError, match="must lie within 128 partitions"):
+            nl.ndarray((64, 8), nl.float32, buffer=nl.sbuf, address=(100, 0))
+        with pytest.raises(SimulatorError, match="must lie within"):
+            nl.ndarray((4, 8), nl.float32, buffer=nl.psum, address=(0, 16 * 1024 - 16))
+        with pytest.raises(NotModelledError, match=r"address=\.\.\.\) of .* in shared_hbm"):
+            nl.ndarray((4, 8), nl.float32, buffer=nl.shared_hbm, address=(0, 0))
