@@ -32,10 +32,12 @@ class View:
         "A NumPy-style slice of the view, as a view of the same tensor."
         return index_view(self, index)
 
-    def ap(self, *args, **kwargs):
-        "Refused: the access-pattern guide allows `.ap` only on a tensor, not on a view of one."
-        raise AccessPatternError(f"{self!r}.ap(...): an access pattern is given on a tensor, not on a view of one (the NKI "
-                                 f"access-pattern guide); call .ap on {self.tensor.name!r} with the offset of this view added")
+    def ap(self, pattern, offset=None, dtype=None):
+        "The tensor's storage through `pattern` from `offset` (None: this view's own offset); this view's pattern is not used."
+        if offset is None and dtype is not None and self.offset:
+            raise NotModelledError(f"{self!r}.ap(..., dtype={dtype}) without an offset: give the offset in {dtype} "
+                                   f"elements explicitly")
+        return self.tensor.ap(pattern, self.offset if offset is None else offset, dtype)
 
     def reshape(self, shape):
         "Not modelled: reshape the tensor itself (`t.reshape(shape)`), then slice."

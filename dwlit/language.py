@@ -91,19 +91,19 @@ def is_tensor_data(x) -> bool:
     return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype in DTYPES.values())
 
 def _place(sig, args, kwargs, name) -> tuple:
-    "The kernel's arguments bound to its parameters, with NumPy arrays put into HBM under their parameter's name."
+    "The kernel's arguments bound to its parameters (NumPy arrays put into HBM), the HBM tensors and their arrays."
     try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{name}: {e}") from None
-    placed = []
+    placed, arrays = [], []
     def put(v, n):
         if not is_tensor_data(v): return v
-        placed.append(hbm_tensor(v, n)); return placed[-1]
+        placed.append(hbm_tensor(v, n)); arrays.append(v); return placed[-1]
     for k, v in bound.arguments.items():
         kind = sig.parameters[k].kind
         bound.arguments[k] = (tuple(put(x, f"{k}{i}") for i, x in enumerate(v)) if kind is inspect.Parameter.VAR_POSITIONAL
                               else {m: put(x, m) for m, x in v.items()} if kind is inspect.Parameter.VAR_KEYWORD
                               else put(v, k))
-    return bound, placed
+    return bound, placed, arrays
 
 # %% ../nbs/04_programs.ipynb #3cc5cc52
 def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
@@ -116,17 +116,29 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
         raise SimulatorTypeError(f"cores must be a list (to receive each program's core) or None, got {type(cores).__name__}")
     launch = Launch()
     with use_core(NeuronCore(target, 0, n, None, launch.hbm)):    # inputs count against the launch's HBM
-        bound, inputs = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
+        bound, inputs, arrays = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
     key = replay.signature(fn, bound, inputs, n, target) if cores is None else None   # appendix: a launch run again
     if key in replay.programs: return _to_numpy(replay.programs[key].run(inputs), copy=True)
+    nothing = []                                                  # programs that returned None
     with replay.recording(key) as recorder:
         for pid in range(n):
             core = NeuronCore(target, pid, n, launch, launch.hbm)
             with use_core(core): r = fn(*bound.args, **bound.kwargs)
-            _check_result(r, fn, pid, inputs, n)
+            if r is None: nothing.append(pid)
+            else: _check_result(r, fn, pid, inputs, n)
             if cores is not None: cores.append(core)
             if pid == 0: result = r
-    return _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
+    wrote = _write_back(inputs, arrays)                           # None is a result if every program wrote into inputs
+    if nothing and (len(nothing) < n or not wrote): _check_result(None, fn, nothing[0], inputs, n)
+    return None if result is None else _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
+
+def _write_back(inputs, arrays) -> bool:
+    "Copy each input tensor the kernel wrote into the caller's NumPy array, as NKI's simulator does; True if any."
+    wrote = False
+    for t, a in zip(inputs, arrays):
+        if t.storage.view(np.uint8).tobytes() != np.ascontiguousarray(a).view(np.uint8).tobytes():
+            a[...] = t.storage.reshape(a.shape); wrote = True
+    return wrote
 
 def _to_numpy(r, copy=False):
     "Program 0's result as NumPy (a tuple or a list stays one); no copy unless asked: nothing else reaches a launch's tensors."

@@ -458,11 +458,19 @@ def test_tensor_reshape_is_a_row_major_view():
             s[:, 0:2].reshape((4, 2))
 
 
-def test_ap_on_a_view_is_refused_as_the_guide_says():
+def test_ap_on_a_view_addresses_the_storage_from_the_views_offset():
+    "The deep dive: .ap on a view ignores the view's pattern; offset=None inherits its offset; chained .ap overrides."
+    x = np.arange(32.0).reshape(4, 8)
     with fresh():
-        s = sbuf_from(np.zeros((4, 8)))
-        with pytest.raises(AccessPatternError, match="given on a tensor, not on a view"):
-            s[:, 0:4].ap([[8, 4], [1, 2]])
+        s = sbuf_from(x)
+        np.testing.assert_array_equal(s[:, 2:6].ap([[8, 4], [1, 3]]).numpy(), x[:, 2:5])
+        np.testing.assert_array_equal(s[:, 2:6].ap([[8, 4], [1, 3]], offset=0).numpy(), x[:, 0:3])
+        inner = s.ap([[8, 4], [2, 4]])
+        np.testing.assert_array_equal(inner.ap([[8, 4], [1, 2]]).numpy(), x[:, 0:2])       # the inner pattern has no effect
+        h = nl.ndarray((4, 8), nl.float32, buffer=nl.hbm, name='h')
+        h.write(x)
+        np.testing.assert_array_equal(h[2].ap([[1, 5]]).numpy(), x[2, :5])                 # row 2's offset, 16
+        np.testing.assert_array_equal(h.reshape((32,))[8:].ap([[8, 2], [1, 3]]).numpy(), x[1:3, :3])
 
 
 def test_ap_dtype_reinterprets_the_bytes():
@@ -821,3 +829,33 @@ def test_tensors_at_fixed_addresses_and_memory_given_again():
             nl.ndarray((4, 8), nl.float32, buffer=nl.psum, address=(0, 16 * 1024 - 16))
         with pytest.raises(NotModelledError, match=r"address=\.\.\.\) of .* in shared_hbm"):
             nl.ndarray((4, 8), nl.float32, buffer=nl.shared_hbm, address=(0, 0))
+
+
+def scale_into(x, out, alpha):
+    "Each program writes alpha * its rows of x into `out`, an array the caller passed in; it returns nothing."
+    rows = x.shape[0] // nl.num_programs()
+    r0 = nl.program_id(0) * rows
+    nl.store(out[r0:r0 + rows, :], nl.multiply(nl.load(x[r0:r0 + rows, :]), alpha))
+
+
+def test_inputs_a_kernel_writes_are_updated_in_place_as_nki_simulate_does():
+    x = RNG.standard_normal((8, 6)).astype(np.float32)
+    out = np.zeros_like(x)
+    assert nki.simulate(nki.jit(scale_into)[2])(x, out, 3.0) is None
+    np.testing.assert_array_equal(out, 3 * x)                    # the caller's array now holds the result
+    assert not np.shares_memory(out, x) and (out != 0).all()
+
+    def scale_and_return_a_copy(x, out):
+        scale_into(x, out, 2.0)
+        res = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nl.store(res, nl.load(x))
+        return res
+    out2 = np.zeros_like(x)
+    got = simulate_kernel(scale_and_return_a_copy, x, out2)
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(out2, 2 * x)
+
+    def writes_nothing(x, out):
+        nl.load(x)
+    with pytest.raises(SimulatorError, match="returned nothing"):
+        simulate_kernel(writes_nothing, x, np.zeros_like(x))
