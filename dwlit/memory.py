@@ -12,7 +12,7 @@ import numpy as np
 import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_int, check_ints,
                      check_choice, shown, refuse_unmodelled, MAX_HBM_BYTES)
-from .ap import make_view, index_view, reshape_view
+from .ap import make_view, index_view, reshape_view, _nki_method
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
@@ -230,6 +230,7 @@ class Tensor:
         self.storage[...] = a.astype(self.dtype).reshape(-1)
         return self
 
+    def __getattr__(self, name): raise _nki_method(self, name)      # NKI's other view methods: not modelled
     def __repr__(self): return f"Tensor({self.name!r}, {self.shape}, {self.dtype.name}, {self.buffer!r})"
 
 # %% ../nbs/01_memory.ipynb #5f378611

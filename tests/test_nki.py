@@ -859,3 +859,13 @@ def test_inputs_a_kernel_writes_are_updated_in_place_as_nki_simulate_does():
         nl.load(x)
     with pytest.raises(SimulatorError, match="returned nothing"):
         simulate_kernel(writes_nothing, x, np.zeros_like(x))
+
+
+def test_nki_view_methods_dwlit_lacks_are_named():
+    with fresh():
+        t = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        for call in (lambda: t.permute((0, 2, 1)), lambda: t[:, 0].broadcast(1, 5), lambda: t.view(nl.bfloat16),
+                     lambda: t.get_pattern()):
+            with pytest.raises(NotModelledError, match=r"\(\) of an NkiTensor is part of NKI, but dwlit does not model it"):
+                call()
+        assert not hasattr(t, 'no_such_thing') and not hasattr(t[:, 0], 'matmul_written')
