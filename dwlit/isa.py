@@ -20,10 +20,9 @@ from .ap import View, full_view, _extent
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
            'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
            'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
-           'dge_mode', 'oob_mode', 'reduce_cmd', 'matmul_perf_mode', 'nc_version', 'get_nc_version',
-           'get_nc_sub_version', 'Access', 'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor', 'tensor_reduce',
-           'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy',
-           'dve_transpose', 'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
+           'dge_mode', 'oob_mode', 'reduce_cmd', 'Access', 'Instruction', 'Trace', 'trace', 'record', 'tensor_tensor',
+           'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy',
+           'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose', 'plot_trace', 'trace_stepper']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
