@@ -11,8 +11,8 @@ import numpy as np
 from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
 
 # %% auto #0
-__all__ = ['MAX_FREE_DIMS', 'MAX_TOUCH_ELEMENTS', 'View', 'make_view', 'index_view', 'full_view', 'reshape_view', 'touch_counts',
-           'show_touches', 'ap_explorer']
+__all__ = ['NKI_VIEW_METHODS', 'MAX_FREE_DIMS', 'MAX_TOUCH_ELEMENTS', 'View', 'make_view', 'index_view', 'full_view',
+           'reshape_view', 'touch_counts', 'show_touches', 'ap_explorer']
 
 # %% ../nbs/02_access_patterns.ipynb #fdeda82d
 class View:
@@ -32,10 +32,12 @@ class View:
         "A NumPy-style slice of the view, as a view of the same tensor."
         return index_view(self, index)
 
-    def ap(self, *args, **kwargs):
-        "Refused: the access-pattern guide allows `.ap` only on a tensor, not on a view of one."
-        raise AccessPatternError(f"{self!r}.ap(...): an access pattern is given on a tensor, not on a view of one (the NKI "
-                                 f"access-pattern guide); call .ap on {self.tensor.name!r} with the offset of this view added")
+    def ap(self, pattern, offset=None, dtype=None):
+        "The tensor's storage through `pattern` from `offset` (None: this view's own offset); this view's pattern is not used."
+        if offset is None and dtype is not None and self.offset:
+            raise NotModelledError(f"{self!r}.ap(..., dtype={dtype}) without an offset: give the offset in {dtype} "
+                                   f"elements explicitly")
+        return self.tensor.ap(pattern, self.offset if offset is None else offset, dtype)
 
     def reshape(self, shape):
         "Not modelled: reshape the tensor itself (`t.reshape(shape)`), then slice."
@@ -55,7 +57,19 @@ class View:
             a += step * np.arange(num).reshape([num if k == ax else 1 for k in range(len(self.pattern))])
         return a
 
+    def __getattr__(self, name): raise _nki_method(self, name)      # NKI's other view methods: not modelled
     def __repr__(self): return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
+
+# %% ../nbs/02_access_patterns.ipynb #n17e0001
+NKI_VIEW_METHODS = ('slice', 'permute', 'broadcast', 'select', 'vector_select', 'view', 'reshape_dim', 'flatten_dims',
+                    'expand_dim', 'squeeze_dim', 'rearrange', 'get_pattern', 'is_contiguous', 'is_indirect', 'indirect')
+
+def _nki_method(obj, name):
+    "The error for attribute `name` a tensor or view lacks: NotModelledError if it is one of NKI's view methods."
+    if name not in NKI_VIEW_METHODS: return AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    return NotModelledError(f"{name}() of an NkiTensor is part of NKI, but dwlit does not model it; a dwlit tensor or "
+                            f"view has [...] indexing, .ap(pattern, offset, dtype), .reshape(shape) (whole tensors), "
+                            f".shape, .dtype and .buffer")
 
 # %% ../nbs/02_access_patterns.ipynb #9a483e24
 def _check_expansion(v, itemsize, what):

@@ -12,9 +12,9 @@ import ml_dtypes
 
 # %% auto #0
 __all__ = ['PADDING_FORM', 'MAX_HBM_BYTES', 'MAX_PROGRAMS', 'MAX_INSTRUCTIONS', 'MAX_FREE_ELEMENTS', 'MAX_VIEW_ELEMENTS',
-           'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'NotModelledError', 'shown',
-           'errors_from', 'check_int', 'check_ints', 'check_number', 'check_choice', 'check_bool', 'check_shape',
-           'check_padding', 'check_unit']
+           'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'NotModelledError',
+           'Unmodelled', 'refuse_unmodelled', 'shown', 'errors_from', 'check_int', 'check_ints', 'check_number',
+           'check_choice', 'check_bool', 'check_shape', 'check_padding', 'check_unit']
 
 # %% ../nbs/24_checks.ipynb #97fcc2d1
 class SimulatorError(ValueError):
@@ -35,6 +35,25 @@ class AllocationError(SimulatorError):
 # %% ../nbs/24_checks.ipynb #9bffb907
 class NotModelledError(SimulatorError, AttributeError):
     "A part of NKI that dwlit does not model (also an `AttributeError`, so `hasattr` works)."
+
+# %% ../nbs/24_checks.ipynb #u7d3a002
+class Unmodelled:
+    "A name of NKI that dwlit does not model: stored freely, its `NotModelledError` raised when a kernel uses it."
+    def __init__(self, name: str, message: str): self.name, self.message = name, message
+    def error(self) -> NotModelledError: return NotModelledError(self.message)
+    def __call__(self, *args, **kwargs): raise self.error()
+    def __getattr__(self, attr):             # a member of an unmodelled enum (nisa.nc_version.gen3): unmodelled too
+        if attr.startswith('__') or attr in ('name', 'message'): raise AttributeError(attr)
+        return Unmodelled(f"{self.name}.{attr}", self.message)
+    def __eq__(self, other): return isinstance(other, Unmodelled) and other.name == self.name
+    def __hash__(self): return hash(self.name)
+    def __repr__(self): return f"{self.name} (not modelled by dwlit)"
+
+# %% ../nbs/24_checks.ipynb #u7d3a004
+def refuse_unmodelled(value):
+    "Raise `value`'s NotModelledError if it stands for an NKI name dwlit does not model; else return it."
+    if isinstance(value, Unmodelled): raise value.error()
+    return value
 
 # %% ../nbs/24_checks.ipynb #b86d3d45
 _repr = reprlib.Repr()

@@ -11,15 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, check_bool,
-                     errors_from, shown, MAX_FREE_ELEMENTS)
+                     errors_from, shown, Unmodelled, refuse_unmodelled, MAX_FREE_ELEMENTS)
 from .memory import Tensor, ndarray, current_core, psum, sbuf, float32, bfloat16
 from .ap import View, full_view
 
 # %% auto #0
-__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'OPS', 'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS',
-           'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'record',
-           'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota',
-           'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose']
+__all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
+           'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
+           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
+           'dge_mode', 'oob_mode', 'reduce_cmd', 'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn',
+           'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose',
+           'nc_matmul', 'nc_transpose']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -32,7 +34,11 @@ class Op:
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
 maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide)}
+equal, not_equal, less, less_equal, greater, greater_equal = (                 # comparisons: 1 where true, else 0
+    Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less), Op('less_equal', np.less_equal),
+    Op('greater', np.greater), Op('greater_equal', np.greater_equal))
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
+                           greater_equal)}
 
 # %% ../nbs/03_instructions.ipynb #a62c9c2e
 class engine(enum.Enum):
@@ -41,7 +47,7 @@ class engine(enum.Enum):
 
 class dge_mode(enum.Enum):
     "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
-    unknown, none, swdge, hwdge = 0, 1, 2, 3
+    unknown, swdge, hwdge, none = 0, 1, 2, 3
 
 class oob_mode(enum.Enum):
     "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
@@ -50,6 +56,9 @@ class oob_mode(enum.Enum):
 class reduce_cmd(enum.Enum):
     "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
     idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
+
+tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (   # NKI's older names of the members
+    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
 
 ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')     # as records and pictures name them
 PE_ARRAY = 'Tensor'
@@ -63,10 +72,28 @@ def _engine(op, value, allowed, default='Vector') -> str:
                              f"got engine={shown(value)}")
     return _ENGINE_NAMES[value]
 
+# %% ../nbs/03_instructions.ipynb #n17a0001
+class matmul_perf_mode(enum.Enum):
+    "The Tensor engine's performance mode (NKI's `nisa.matmul_perf_mode`); only `none` is modelled."
+    none, double_row = 'none', 'double_row'
+
+class nc_version(enum.Enum):
+    "The NeuronCore generation of a target (NKI's `nisa.nc_version`): trn1 is gen2, trn2 gen3, trn3 gen4."
+    gen2, gen3, gen4 = 2, 3, 4
+
+def get_nc_version() -> nc_version:
+    "The NeuronCore generation of the target in force."
+    return nc_version({'trn1': 2, 'trn2': 3, 'trn3': 4}[current_core().target.name])
+
+def get_nc_sub_version() -> int: return 0                 # the first silicon revision of each generation
+
 # %% ../nbs/03_instructions.ipynb #5fb3eeda
 def _operand(op, arg, x) -> View:
     "Operand `x` of instruction `op` as a view: a tensor is seen whole; anything else is refused."
     v = x if isinstance(x, View) else full_view(x) if isinstance(x, Tensor) else None
+    if v is not None and hasattr(v.tensor, 'retired'):      # its address was given to a later tensor (ndarray(address=))
+        raise NotModelledError(f"{op}: {arg} {v!r}: its memory was given to {v.tensor.retired}; dwlit keeps the two "
+                               f"apart and does not model reading or writing one through the other's address")
     if v is not None:
         if arg != 'dst' and v.free_size > MAX_FREE_ELEMENTS:   # only a step-0 source shows that many: refused unread
             raise SimulatorError(f"{op}: {arg} {v!r} streams {v.free_size:,} elements per partition, more than the "
@@ -108,7 +135,11 @@ def _distinct(op, dst):
                              f"overlapping pattern)")
 
 def _op(name, op, allowed=OPS, arg='op'):
-    "Raise unless `op` (argument `arg`) is one of the operators `allowed`."
+    "Raise unless `op` (argument `arg`) is one of the operators `allowed` (an NKI operator dwlit lacks: NotModelledError)."
+    refuse_unmodelled(op)
+    if not isinstance(op, Op) and getattr(op, 'name', None) in ('abs', 'square', 'relu', 'rsqrt', 'reciprocal'):
+        raise NotModelledError(f"{name}: {arg}=nl.{op.name} as a unary ALU operator is part of NKI, but dwlit does not "
+                               f"model it; nisa.activation computes nl.{op.name}")
     if not isinstance(op, Op) or op.name not in allowed:
         raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
 
@@ -170,8 +201,8 @@ def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
 # %% ../nbs/03_instructions.ipynb #24a01cd3
 _traces = []      # the active listeners (traces, chapter 3b): each has add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)
 
-HINTS = ('name', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
-_WHEN_GIVEN = HINTS + ('negate',)                              # and the optional flags, recorded when set
+HINTS = ('name', 'priority', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
+_WHEN_GIVEN = HINTS + ('negate',)                                          # and the optional flags, recorded when set
 
 def _hint(v): return getattr(v, 'name', v)               # an enum member or an operator as its name
 
@@ -241,6 +272,12 @@ def _scalar(op, arg, x, data):
 
 def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
 
+def _scalar_engine_ops(op0, op1):
+    "Raise unless the Scalar engine of trn2 runs these operators: multiply, then add or nothing; or add alone."
+    if (op0.name, op1 and op1.name) not in (('multiply', 'add'), ('multiply', None), ('add', None)):
+        raise SimulatorError(f"tensor_scalar: the Scalar engine of trn2 runs op0=nl.multiply (op1=nl.add or none) or "
+                             f"op0=nl.add alone, the ISA reference says; got op0={op0!r}, op1={op1!r}; use the Vector engine")
+
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, name=None):
     "`dst = (data op0 operand0) op1 operand1`, each operand a number or one value per partition (Vector engine, fp32)."
     dst, data = _operand('tensor_scalar', 'dst', dst), _operand('tensor_scalar', 'data', data)
@@ -253,9 +290,12 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
                           for k, x in (('operand0', operand0), ('operand1', operand1)))
     reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
-    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar', 'GpSimd'))
-    if where == 'GpSimd' and psum in (dst.buffer, data.buffer):
-        raise SimulatorError("tensor_scalar: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    if getattr(engine, 'name', None) == 'gpsimd':
+        raise NotModelledError("tensor_scalar: the GpSimd engine runs tensor_scalar only for nl.rsqrt (the ISA reference), "
+                               "which dwlit does not model; use engine=nisa.engine.vector or scalar")
+    where = _engine('tensor_scalar', engine, ('Vector', 'Scalar'))
+    if where == 'Scalar' and current_core().target.name == 'trn2':
+        _scalar_engine_ops(op0, op1)
     _distinct('tensor_scalar', dst)
     x = _apply(op0, _fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
     _write(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
@@ -274,12 +314,16 @@ class Fn:
 
 def _sigmoid(x): return 1 / (1 + np.exp(-x))
 def _gelu_tanh(x): return 0.5 * x * (1 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x ** 3)))
+_erf = np.vectorize(math.erf, otypes=[np.float64])          # NumPy has no erf; Python's, element by element
+def _gelu(x): return 0.5 * x * (1 + _erf(x / math.sqrt(2)))  # the exact GELU, x * Phi(x)
 
 ACTIVATIONS = {f.name: f for f in (
     Fn('copy', lambda x: x), Fn('exp', np.exp), Fn('log', np.log, (2.0**-64, 2.0**64)), Fn('tanh', np.tanh), Fn('sigmoid', _sigmoid),
     Fn('relu', lambda x: np.maximum(x, 0)), Fn('silu', lambda x: x * _sigmoid(x)), Fn('gelu_apprx_tanh', _gelu_tanh),
     Fn('square', np.square), Fn('sqrt', np.sqrt, (2.0**-116, 2.0**118)), Fn('rsqrt', lambda x: 1 / np.sqrt(x), (2.0**-87, 2.0**97)), Fn('reciprocal', lambda x: 1 / x, (2.0**-42, 2.0**42)),
-    Fn('abs', np.abs), Fn('sin', np.sin, (-math.pi, math.pi)), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))))}
+    Fn('abs', np.abs), Fn('sin', np.sin, (-math.pi, math.pi)), Fn('softplus', lambda x: np.logaddexp(x, np.float32(0))),
+    Fn('gelu', _gelu), Fn('erf', _erf), Fn('sign', np.sign), Fn('arctan', np.arctan, (-math.pi / 2, math.pi / 2)),
+    Fn('mish', lambda x: x * np.tanh(np.logaddexp(x, np.float32(0)))))}
 
 def _in_range(f: Fn, x: np.ndarray):
     "Refuse inputs outside the range the Scalar engine computes `f` correctly on (reciprocal: in magnitude)."
@@ -296,7 +340,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
     dst, data = _operand('activation', 'dst', dst), _operand('activation', 'data', data)
     _on_chip('activation', dst=dst, data=data)
     _alike('activation', dst=dst, data=data)
-    if not isinstance(op, Fn) or op.name not in ACTIVATIONS:
+    if not isinstance(refuse_unmodelled(op), Fn) or op.name not in ACTIVATIONS:
         raise SimulatorError(f"activation: op must be one of {', '.join('nl.' + f for f in ACTIVATIONS)}, got op={shown(op)}")
     (m, cm), (b, cb) = (_scalar('activation', k, x, data) for k, x in (('scale', scale), ('bias', 0.0 if bias is None else bias)))
     if reduce_op is not None or reduce_res is not None or getattr(reduce_cmd, 'name', 'idle') != 'idle':
@@ -304,8 +348,10 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
                                "are not modelled; reduce dst with nisa.tensor_reduce instead")
     where = _engine('activation', engine, ('Scalar', 'GpSimd') if current_core().target.name == 'trn3' else ('Scalar',), 'Scalar')
     _distinct('activation', dst)
-    if op.name == 'reciprocal' and bias is not None and current_core().target.name == 'trn1':
-        raise SimulatorError("activation: nl.reciprocal takes no bias on trn1 (NeuronCore-v2), the ISA reference says")
+    if bias is not None and current_core().target.name == 'trn1' and (cb is None or op.name == 'reciprocal'):
+        raise SimulatorError("activation: nl.reciprocal takes no bias on trn1 (NeuronCore-v2), the ISA reference says"
+                             if op.name == 'reciprocal' else f"activation: bias must be a ({data.partitions}, 1) tile on "
+                             f"trn1 (NeuronCore-v2 takes no constant bias), got bias={shown(bias)}")
     x = _fp32(data.array).reshape(data.partitions, -1) * m + b
     if op.valid: _in_range(op, x)
     with np.errstate(all='ignore'): _write(dst, op.f(x).astype(float32))      # exp overflows to inf, as in fp32
@@ -388,11 +434,12 @@ def memset(dst, value, engine=None, name=None):
     with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
+    if dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))   # int8, uint8, fp8: exact, or refused
     _fill(dst, value)
     record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
 # %% ../nbs/03_instructions.ipynb #5230bd47
-def dma_copy(dst, src, oob_mode=None, dge_mode=None, engine=None, name=None, dst_rmw_op=None):
+def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None, name=None, dst_rmw_op=None):
     "Copy `src` into `dst` element by element, in row-major order (a DMA queue; HBM and SBUF only); `dst_rmw_op=nl.add` adds."
     dst, src = _operand('dma_copy', 'dst', dst), _operand('dma_copy', 'src', src)
     for k, v in (('dst', dst), ('src', src)):
@@ -402,12 +449,13 @@ def dma_copy(dst, src, oob_mode=None, dge_mode=None, engine=None, name=None, dst
     if dst.size != src.size:
         raise SimulatorError(f"dma_copy: element counts differ: dst {dst!r} has {dst.size:,} {dst.shape}, src {src!r} "
                              f"has {src.size:,} {src.shape}")
+    if priority is not None: check_int(priority, 'priority', minimum=0, maximum=3)   # quality of service: a hint
     _distinct('dma_copy', dst)
     if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
     _copy(src, dst, add=dst_rmw_op is not None)
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
     record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
-           dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
+           priority=priority, dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
 
 # %% ../nbs/03_instructions.ipynb #34bf08c0
 def tensor_copy(dst, src, engine=None, name=None):
@@ -418,6 +466,9 @@ def tensor_copy(dst, src, engine=None, name=None):
     where = _engine('tensor_copy', engine, ('Vector', 'Scalar', 'GpSimd'))
     if where == 'GpSimd' and psum in (dst.buffer, src.buffer):
         raise SimulatorError("tensor_copy: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    if where == 'Scalar' and current_core().target.name == 'trn1':
+        raise SimulatorError("tensor_copy: not on the Scalar engine on trn1 (NeuronCore-v2), the ISA reference says; use "
+                             "nisa.activation(op=nl.copy) there, or engine=nisa.engine.vector")
     _distinct('tensor_copy', dst)
     _write(dst, _fp32(src.array).copy())
     record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
@@ -441,8 +492,11 @@ def _matmul_sizes(st, mv, dst):
     "Raise unless the shapes and dtypes of an nc_matmul follow the ISA reference."
     (K, M), (K2, N) = st.shape, mv.shape
     if K != K2: raise SimulatorError(f"nc_matmul: contraction (partition) sizes differ: stationary {K}, moving {K2}")
-    if M > 128 or N > 512:
-        raise SimulatorError(f"nc_matmul: stationary free size must be <= 128 and moving free size <= 512, got {M} and {N}")
+    t = current_core().target.name
+    n_max = (4096 if dst.dtype == float32 else 8192) if t == 'trn3' else 512     # one PSUM bank, or all 8 on trn3
+    if M > 128: raise SimulatorError(f"nc_matmul: stationary free size must be <= 128, got {M}")
+    if N > n_max:
+        raise SimulatorError(f"nc_matmul: moving free size must be <= {n_max} on {t} (dst {dst.dtype.name}), got {N}")
     if dst.shape != (M, N): raise SimulatorError(f"nc_matmul: dst shape must be {(M, N)}, got {dst.shape}")
     if (st.dtype == float32) != (mv.dtype == float32):
         raise SimulatorError(f"nc_matmul: if one input is float32 the other must be too, got stationary {st.dtype.name} "
@@ -460,40 +514,57 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         if v.buffer is not sbuf: raise SimulatorError(f"nc_matmul: {k} {v!r} must be in SBUF, got {v.buffer.name}")
         if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
     _matmul_sizes(st, mv, dst)
-    if accumulate is not None: check_bool(accumulate, 'accumulate')
-    if check_bool(is_transpose, 'is_transpose'):
-        raise NotModelledError("nisa.nc_matmul(is_transpose=True), the PE array's transpose mode, is not modelled; "
-                               "use nisa.nc_transpose")
+    _matmul_modes(is_transpose, perf_mode)
+    written = _matmul_written(dst)
+    if accumulate is not None and check_bool(accumulate, 'accumulate'): _accumulate_start(dst, written)
     _distinct('nc_matmul', dst)
-    add_to = _matmul_written(dst) if accumulate is None else np.full(dst.shape, bool(accumulate))
+    add_to = written if accumulate is None else np.full(dst.shape, bool(accumulate))
     product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once
     _write(dst, np.where(add_to, _fp32(dst.array) + product, product))
+    dst.tensor.matmul_written[dst.addresses()] = True
     record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
            perf_mode=_hint(perf_mode), name=name)
 
+def _matmul_modes(is_transpose, perf_mode):
+    "Refuse the PE array's modes dwlit does not model: transpose mode and the FP8 double-row mode (another layout)."
+    if check_bool(is_transpose, 'is_transpose'):
+        raise NotModelledError("nisa.nc_matmul(is_transpose=True), the PE array's transpose mode, is not modelled; "
+                               "use nisa.nc_transpose")
+    if perf_mode not in (None, matmul_perf_mode.none, 'none'):
+        raise NotModelledError(f"nisa.nc_matmul(perf_mode={shown(perf_mode)}): the FP8 double_row mode, which splits the "
+                               f"contraction over the partitions and a free axis of 2, is not modelled; leave perf_mode unset")
+
 def _matmul_written(dst: View) -> np.ndarray:
-    "Which elements of `dst` an earlier nc_matmul wrote (in dst's shape); marks all of them written from now on."
+    "Which elements of `dst` an earlier nc_matmul wrote, in dst's shape (its tensor keeps one flag per element)."
     t = dst.tensor
     if not hasattr(t, 'matmul_written'): t.matmul_written = np.zeros(t.size, bool)
-    was = t.matmul_written[dst.addresses()]
-    t.matmul_written[dst.addresses()] = True
-    return was
+    return t.matmul_written[dst.addresses()]
+
+def _accumulate_start(dst: View, written: np.ndarray):
+    "Refuse accumulate=True onto PSUM no nc_matmul wrote: undefined (trn3 accepts a start set by another instruction)."
+    t = current_core().target.name
+    if written.all() or (t == 'trn3' and not np.isnan(_fp32(dst.array)[~written]).any()): return
+    raise SimulatorError(f"nc_matmul: accumulate=True on PSUM elements no earlier nc_matmul wrote ({dst!r}): the ISA "
+                         f"reference leaves the sum undefined" + ('' if t == 'trn3' else f", on {t} also after memset or "
+                         f"tensor_copy") + "; start it with accumulate=False, or leave accumulate=None")
 
 # %% ../nbs/03_instructions.ipynb #ec6d2e02
 def nc_transpose(dst, data, engine=None, name=None):
-    "Transpose a 2-D (P, F) tile into (F, P), on the PE array (into PSUM) or the Vector engine (32 x 32 at most)."
+    "Transpose a (P, F) tile (free axes flattened) into (F, P), on the PE array (into PSUM) or the Vector engine (32 x 32 at most)."
     dst, data = _operand('nc_transpose', 'dst', dst), _operand('nc_transpose', 'data', data)
     _on_chip('nc_transpose', dst=dst, data=data)
     where = _engine('nc_transpose', engine, ('Tensor', 'Vector'), PE_ARRAY if dst.buffer is psum else 'Vector')
-    if len(data.shape) != 2 or dst.shape != data.shape[::-1]:
-        raise SimulatorError(f"nc_transpose: data must be 2-D and dst its transpose, got {data.shape} -> {dst.shape}")
+    want = (data.free_size, data.partitions)
+    if (dst.partitions, dst.free_size) != want:
+        raise SimulatorError(f"nc_transpose: dst must be {want} (data's free axes flattened, then transposed), got "
+                             f"{dst.shape} for data {data.shape}")
     if dst.dtype != data.dtype:
         raise SimulatorError(f"nc_transpose: dst must have data's dtype {data.dtype.name}, got {dst.dtype.name}")
     if where == PE_ARRAY and (data.buffer is not sbuf or dst.buffer is not psum):
         raise SimulatorError(f"nc_transpose: on the PE array data must be in SBUF and dst in PSUM, got {data.buffer.name} -> {dst.buffer.name}")
-    if where == 'Vector' and max(data.shape) > 32:
+    if where == 'Vector' and max(want) > 32:
         raise SimulatorError(f"nc_transpose: the Vector engine transposes at most 32 x 32, got {data.shape}")
-    _write(dst, data.array.T.copy())
+    _write(dst, data.array.reshape(data.partitions, -1).T.copy())
     record('nc_transpose', where, dst, (data,), data.partitions, data.free_size, name=name)
 
 # %% ../nbs/03_instructions.ipynb #b76961e7
@@ -502,10 +573,13 @@ _NKI_ISA = ('nc_matmul_mx activation_reduce activate2 tensor_partition_reduce '
             'exponential reciprocal quantize_mx dropout affine_select range_select select_reduce sequence_bounds '
             'bn_stats bn_aggr local_gather nc_n_gather dma_transpose dma_compute max8 nc_find_index8 nc_match_replace8 '
             'nc_stream_shuffle register_alloc register_load register_move register_store core_barrier sendrecv rng '
-            'rand2 rand_set_state rand_get_state set_rng_seed nonzero_with_count topk get_nc_version').split()
+            'rand2 rand_set_state rand_get_state set_rng_seed nonzero_with_count topk dma_engine NkiInstruction '
+            'NkiValidationError VirtualRegister').split()
 INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'activation', 'tensor_tensor_scan', 'iota', 'memset',
                 'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose', 'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
-MODELLED = INSTRUCTIONS + ('engine', 'dge_mode', 'oob_mode', 'reduce_cmd')
+MODELLED = INSTRUCTIONS + ('engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'matmul_perf_mode', 'nc_version', 'get_nc_version',
+                          'get_nc_sub_version', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine',
+                          'unknown_engine')
 
 def _not_modelled(module, name, nki_names, modelled):
     "The NotModelledError for `module.name`: part of NKI but not modelled, or not a name at all (with a close one)."
@@ -515,5 +589,8 @@ def _not_modelled(module, name, nki_names, modelled):
     return NotModelledError(f"{what}; {module} has: {', '.join(modelled)}")
 
 def __getattr__(name):
+    "An NKI name dwlit does not model: a stand-in that refuses when used (a table may hold it); any other name: an error."
     if name.startswith('__'): raise AttributeError(name)
-    raise _not_modelled('nisa', name, _NKI_ISA, MODELLED)
+    e = _not_modelled('nisa', name, _NKI_ISA, MODELLED)
+    if name in _NKI_ISA: return Unmodelled(f"nisa.{name}", str(e))
+    raise e

@@ -11,19 +11,21 @@ from collections import Counter
 from types import SimpleNamespace
 import numpy as np
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, shown,
-                          MAX_PROGRAMS, MAX_INSTRUCTIONS)
+                          Unmodelled, MAX_PROGRAMS, MAX_INSTRUCTIONS)
 from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_core, get_target, Allocator, sbuf, psum,
                      hbm, private_hbm, shared_hbm, float32, float16, bfloat16, DTYPES, unset, _caller_name, MAX_HBM_BYTES)
 from .ap import View
-from .isa import (add, subtract, multiply, maximum, minimum, divide, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
-                       nc_matmul, _not_modelled)
+from .isa import (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
+                       greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
+                       nc_matmul, dma_copy, _not_modelled)
 from . import replay
 
 # %% auto #0
 __all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
-           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'NkiTensor', 'NL_MODELLED', 'program_id', 'num_programs',
-           'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'Launch', 'is_tensor_data',
-           'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'sum', 'max',
+           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor',
+           'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range',
+           'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros',
+           'ones', 'zeros_like', 'ds', 'load', 'store', 'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum', 'max',
            'min', 'broadcast_to', 'NKIObject']
 
 # %% ../nbs/04_programs.ipynb #822289e1
@@ -89,19 +91,19 @@ def is_tensor_data(x) -> bool:
     return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype in DTYPES.values())
 
 def _place(sig, args, kwargs, name) -> tuple:
-    "The kernel's arguments bound to its parameters, with NumPy arrays put into HBM under their parameter's name."
+    "The kernel's arguments bound to its parameters (NumPy arrays put into HBM), the HBM tensors and their arrays."
     try: bound = sig.bind(*args, **kwargs)
     except TypeError as e: raise TypeError(f"{name}: {e}") from None
-    placed = []
+    placed, arrays = [], []
     def put(v, n):
         if not is_tensor_data(v): return v
-        placed.append(hbm_tensor(v, n)); return placed[-1]
+        placed.append(hbm_tensor(v, n)); arrays.append(v); return placed[-1]
     for k, v in bound.arguments.items():
         kind = sig.parameters[k].kind
         bound.arguments[k] = (tuple(put(x, f"{k}{i}") for i, x in enumerate(v)) if kind is inspect.Parameter.VAR_POSITIONAL
                               else {m: put(x, m) for m, x in v.items()} if kind is inspect.Parameter.VAR_KEYWORD
                               else put(v, k))
-    return bound, placed
+    return bound, placed, arrays
 
 # %% ../nbs/04_programs.ipynb #3cc5cc52
 def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
@@ -114,17 +116,29 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
         raise SimulatorTypeError(f"cores must be a list (to receive each program's core) or None, got {type(cores).__name__}")
     launch = Launch()
     with use_core(NeuronCore(target, 0, n, None, launch.hbm)):    # inputs count against the launch's HBM
-        bound, inputs = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
+        bound, inputs, arrays = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
     key = replay.signature(fn, bound, inputs, n, target) if cores is None else None   # appendix: a launch run again
     if key in replay.programs: return _to_numpy(replay.programs[key].run(inputs), copy=True)
+    nothing = []                                                  # programs that returned None
     with replay.recording(key) as recorder:
         for pid in range(n):
             core = NeuronCore(target, pid, n, launch, launch.hbm)
             with use_core(core): r = fn(*bound.args, **bound.kwargs)
-            _check_result(r, fn, pid, inputs, n)
+            if r is None: nothing.append(pid)
+            else: _check_result(r, fn, pid, inputs, n)
             if cores is not None: cores.append(core)
             if pid == 0: result = r
-    return _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
+    wrote = _write_back(inputs, arrays)                           # None is a result if every program wrote into inputs
+    if nothing and (len(nothing) < n or not wrote): _check_result(None, fn, nothing[0], inputs, n)
+    return None if result is None else _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
+
+def _write_back(inputs, arrays) -> bool:
+    "Copy each input tensor the kernel wrote into the caller's NumPy array, as NKI's simulator does; True if any."
+    wrote = False
+    for t, a in zip(inputs, arrays):
+        if t.storage.view(np.uint8).tobytes() != np.ascontiguousarray(a).view(np.uint8).tobytes():
+            a[...] = t.storage.reshape(a.shape); wrote = True
+    return wrote
 
 def _to_numpy(r, copy=False):
     "Program 0's result as NumPy (a tuple or a list stays one); no copy unless asked: nothing else reaches a launch's tensors."
@@ -190,6 +204,31 @@ def ds(start, size) -> slice:
     start, size = check_int(start, 'start', minimum=0), check_int(size, 'size', minimum=1)
     return slice(start, start + size)
 
+# %% ../nbs/04_programs.ipynb #n17b0001
+def load(src, dtype=None) -> Tensor:
+    "NKI's `nl.load(src)`: a new SBUF tile holding HBM view `src` (one dma_copy; converted to `dtype` if given)."
+    v = src if hasattr(src, 'pattern') else src[...]
+    if v.buffer.on_chip:
+        raise SimulatorError(f"nl.load: src {v!r} is in {v.buffer.name.upper()}; it loads from HBM (copy on chip with "
+                             f"nisa.tensor_copy)")
+    t = ndarray(v.shape, dtype or v.dtype, buffer=sbuf, name=_caller_name() or 'load')
+    dma_copy(t, v)
+    return t
+
+def store(dst, value):
+    "NKI's `nl.store(dst, value)`: write tile `value` into HBM view `dst`, of the same shape (one dma_copy)."
+    d, v = (x if hasattr(x, 'pattern') else x[...] for x in (dst, value))
+    if d.buffer.on_chip: raise SimulatorError(f"nl.store: dst {d!r} is in {d.buffer.name.upper()}; it stores into HBM")
+    if tuple(d.shape) != tuple(v.shape):
+        raise SimulatorError(f"nl.store: dst {d!r} has shape {tuple(d.shape)} and value {tuple(v.shape)}; they must match")
+    dma_copy(d, v)
+
+# %% ../nbs/04_programs.ipynb #n17b0002
+def is_hbm(buffer) -> bool: return buffer in (hbm, private_hbm, shared_hbm)       # NKI's buffer predicates
+def is_on_chip(buffer) -> bool: return buffer in (sbuf, psum)
+def is_psum(buffer) -> bool: return buffer is psum
+def is_sbuf(buffer) -> bool: return buffer is sbuf
+
 # %% ../nbs/04_programs.ipynb #33b869ba
 def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):
     "A new SBUF tile: `x` reduced over its free axes `axis` with `op` (one tensor_reduce)."
@@ -243,25 +282,30 @@ class NKIObject:
 # %% ../nbs/04_programs.ipynb #1b7ad21a
 from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16, float8_e4m3,  # noqa: F811
                           float8_e5m2, float8_e4m3fn, int8, uint8)
-_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus').split()
-(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin,
- softplus) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
+_ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus gelu erf '
+              'sign arctan mish').split()
+(copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin, softplus, gelu, erf,
+ sign, arctan, mish) = (ACTIVATIONS[n] for n in _ACT_NAMES)     # the functions of nisa.activation
 NkiTensor = Tensor                                    # NKI's name of the tensor type (for annotations)
 
-_NKI_NL = ('load store load_transpose2d matmul transpose empty_like rand '
-           'random_seed shared_constant shared_identity_matrix power negative sign cos tan arctan ceil floor trunc '
-           'gelu softmax erf mish dropout rms_norm mean prod all var equal not_equal greater greater_equal '
-           'less less_equal where invert bitwise_and bitwise_or bitwise_xor left_shift right_shift expand_dims '
-           'device_print dynamic_range fori_loop while_loop int16 int32 uint16 uint32 tfloat32 bool_').split()
-_INSTEAD = {'load': 'nisa.dma_copy(sbuf_tile, hbm_view)', 'store': 'nisa.dma_copy(hbm_view, sbuf_tile)',
-            'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
-NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'sum', 'max', 'min', 'broadcast_to', 'NKIObject',
-               'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', *DTYPES, 'add', 'subtract', 'multiply',
-               'maximum', 'minimum', 'divide', *_ACT_NAMES, 'affine_range', 'sequential_range', 'static_range',
-               'program_id', 'num_programs', 'program_ndim', 'tile_size')
+_NKI_NL = ('load_transpose2d matmul transpose empty_like rand gather_flattened no_reorder '
+           'random_seed shared_constant shared_identity_matrix power negative cos tan ceil floor trunc '
+           'gelu_apprx_sigmoid gelu_dx gelu_apprx_sigmoid_dx silu_dx erf_dx softmax dropout rms_norm mean '
+           'prod all var where invert bitwise_and bitwise_or '
+           'bitwise_xor left_shift right_shift logical_and logical_or logical_xor logical_not abs_max abs_min fmod mod '
+           'average prelu bypass expand_dims device_print dynamic_range fori_loop while_loop MemoryRegion DType '
+           'int16 int32 uint16 uint32 tfloat32 bool_ float8_e5m2_x4 float8_e4m3fn_x4 float4_e2m1fn_x4 float8_e8m0fnu').split()
+_INSTEAD = {'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
+NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'load', 'store', 'sum', 'max', 'min', 'broadcast_to',
+               'NKIObject', 'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'is_hbm', 'is_on_chip',
+               'is_psum', 'is_sbuf', *DTYPES, 'add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
+               'greater_equal', *_ACT_NAMES,
+               'affine_range', 'sequential_range', 'static_range', 'program_id', 'num_programs', 'program_ndim', 'tile_size')
 
 def __getattr__(name):
+    "An NKI name dwlit does not model: a stand-in that refuses when used (a table may hold it); any other name: an error."
     if name.startswith('__'): raise AttributeError(name)
     e = _not_modelled('nl', name, _NKI_NL, NL_MODELLED)
     if name in _INSTEAD: e = type(e)(str(e).replace('; nl has', f" (use {_INSTEAD[name]}); nl has"))
+    if name in _NKI_NL: return Unmodelled(f"nl.{name}", str(e))
     raise e

@@ -10,9 +10,9 @@ import contextlib, itertools, linecache, math, re, sys, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
-from .checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_choice,
-                     shown, MAX_HBM_BYTES)
-from .ap import make_view, index_view, reshape_view
+from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_int, check_ints,
+                     check_choice, shown, refuse_unmodelled, MAX_HBM_BYTES)
+from .ap import make_view, index_view, reshape_view, _nki_method
 
 # %% auto #0
 __all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
@@ -106,6 +106,7 @@ DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m
 # %% ../nbs/01_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
     "The dtype of `allowed` that `dtype` names (a name, a NumPy dtype or type), or an error listing them."
+    refuse_unmodelled(dtype)                                         # an NKI dtype dwlit does not model: say so
     try: dt = allowed.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
     dt = dt.newbyteorder('=') if dt is not None and dt.byteorder in '<>' else dt   # '>f4' is float32 too
@@ -132,6 +133,7 @@ class Allocator:
         self.name, self.capacity, self.unit = name, capacity, unit
         self.used = self.peak = 0
         self.live = {}                                 # tensor id -> (name, bytes)
+        self.placed = []                               # tensors at an address: (p0, p1, byte0, byte1, weakref)
 
     free = property(lambda self: self.capacity - self.used)
 
@@ -228,6 +230,7 @@ class Tensor:
         self.storage[...] = a.astype(self.dtype).reshape(-1)
         return self
 
+    def __getattr__(self, name): raise _nki_method(self, name)      # NKI's other view methods: not modelled
     def __repr__(self): return f"Tensor({self.name!r}, {self.shape}, {self.dtype.name}, {self.buffer!r})"
 
 # %% ../nbs/01_memory.ipynb #5f378611
@@ -280,17 +283,39 @@ def unset(n: int, dtype) -> np.ndarray:
     return np.full(n, 0 if np.dtype(dtype).kind in 'iu' else np.nan, dtype)
 
 # %% ../nbs/01_memory.ipynb #9316a95a
-def ndarray(shape, dtype, buffer=sbuf, name=None) -> Tensor:
-    "A new NaN-filled tensor in `buffer` on the current core; shape and room are checked first."
+def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
+    "A new NaN-filled tensor in `buffer` on the current core (at `address`, if given); shape and room are checked first."
     name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
-    alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")          # refused before any memory is taken
-    if buffer is shared_hbm and core.launch is not None:
+    if address is None: alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")   # refused before any memory is taken
+    if buffer is shared_hbm and core.launch is not None and address is None:
         return core.launch.shared_tensor(shape, dtype, name)                  # one tensor for every program
     t = Tensor(shape, dtype, buffer, name, unset(math.prod(shape), dtype))
+    if address is not None: _place_at(t, address, core)
     alloc.take(t, n * dtype.itemsize, f"{shape} {dtype.name} ")
     return t
+
+# %% ../nbs/01_memory.ipynb #n17c0001
+def _place_at(t: Tensor, address, core: NeuronCore):
+    "Put on-chip tensor `t` at `address` (partition, byte), checked to fit; a tensor placed there before is retired."
+    if not t.buffer.on_chip:
+        raise NotModelledError(f"nl.ndarray(address=...) of {t.name!r} in {t.buffer.name}: dwlit places on-chip tensors "
+                               f"at an address, not HBM ones")
+    p0, b0 = check_ints(address, f"address of tensor {t.name!r}", length=2, minimum=0)
+    alloc = core.allocator(t.buffer)
+    p1, b1 = p0 + t.shape[0], b0 + t.partition_size * t.dtype.itemsize
+    if p1 > core.target.partitions or b1 > alloc.capacity:
+        raise AllocationError(f"{t.buffer.name} tensor {t.name!r} at address {(p0, b0)}: partitions {p0}..{p1 - 1} and bytes "
+                              f"{b0:,}..{b1 - 1:,} must lie within {core.target.partitions} partitions of {alloc.capacity:,} B")
+    keep = []
+    for q0, q1, c0, c1, ref in alloc.placed:
+        old = ref()
+        if old is not None and q0 < p1 and p0 < q1 and c0 < b1 and b0 < c1:     # overlapping: its memory is reused
+            old.retired = f"{t.name!r} at address {(p0, b0)}"
+            alloc._give_back(old.id)
+        elif old is not None: keep.append((q0, q1, c0, c1, ref))
+    alloc.placed = keep + [(p0, p1, b0, b1, weakref.ref(t))]
 
 # %% ../nbs/01_memory.ipynb #98347de2
 def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:

@@ -192,6 +192,7 @@ def keep(key, recorder, inputs, result) -> bool:
     results = result if isinstance(result, (tuple, list)) else (result,)
     steps = [_step(*issued) for issued in recorder.issued]
     if None in steps or not all(isinstance(t, Tensor) for t in results): return False
+    if any(any(d.tensor is i for i in inputs) for _, _, d, _ in recorder.issued): return False   # writes an input array
     tensors = {}                                         # every tensor the launch touched, by identity
     for _, _, d, s in recorder.issued:
         for v in (d, *s): tensors[id(v.tensor)] = v.tensor

@@ -14,8 +14,8 @@ DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 OPS = [(nl.multiply, np.multiply), (nl.add, np.add), (nl.subtract, np.subtract), (nl.maximum, np.maximum)]
 
 
-def fresh():
-    return use_core(NeuronCore())
+def fresh(target=None):
+    return use_core(NeuronCore(target))
 
 
 def sbuf_from(arr, dtype):
@@ -196,8 +196,8 @@ def test_simulate_kernel_hands_back_cores_and_places_varargs_in_hbm():
 
 @pytest.mark.parametrize("src_buf,dst_buf", [(nl.psum, nl.sbuf), (nl.sbuf, nl.psum), (nl.psum, nl.psum)])
 def test_gpsimd_copy_refuses_psum(src_buf, dst_buf):
-    "GpSimd reaches SBUF only: a PSUM operand is refused on it, and accepted on the Vector and Scalar engines."
-    with fresh():
+    "GpSimd reaches SBUF only: a PSUM operand is refused on it, and accepted on the Vector and Scalar engines (trn2)."
+    with fresh('trn2'):
         src = nl.ndarray((4, 8), nl.float32, buffer=src_buf, name='src'); nisa.memset(src, 2.0)
         dst = nl.ndarray((4, 8), nl.bfloat16, buffer=dst_buf, name='dst')
         which = 'dst' if dst_buf is nl.psum else 'src'          # dst is checked first

@@ -1,6 +1,7 @@
 """dwlit's `nl` and `nisa` against the public NKI reference: each documented behaviour (defaults, PSUM accumulation,
 dtype and buffer rules, the 4-free-dimension limit, the wider ISA) as a small kernel of our own, checked against an
 independent NumPy computation. Each test fails on semantics that differ from the reference."""
+import math
 import ml_dtypes
 import numpy as np
 import pytest
@@ -135,21 +136,49 @@ def test_at_most_four_free_dimensions_per_pattern():
 
 
 def test_engine_members_place_tensor_copy():
-    with fresh():
+    with fresh('trn2'):
         a, b = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
         with trace() as tr:
             nisa.tensor_copy(b, a, engine=nisa.engine.scalar)
             nisa.tensor_copy(b, a)
-        assert [i.engine for i in tr.instructions] == ['Scalar', 'Vector']
+            nisa.tensor_copy(b, a, engine=nisa.scalar_engine)       # NKI's deprecated alias of the same member
+        assert [i.engine for i in tr.instructions] == ['Scalar', 'Vector', 'Scalar']
         with pytest.raises(SimulatorError, match="engine must be one of"):
             nisa.tensor_copy(b, a, engine='scalar')
+    with fresh('trn1'):                                            # NeuronCore-v2: no tensor_copy on the Scalar engine
+        a, b = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(SimulatorError, match="not on the Scalar engine on trn1"):
+            nisa.tensor_copy(b, a, engine=nisa.engine.scalar)
 
 
 def test_unmodelled_names_raise_not_modelled_error_naming_them():
+    "An NKI name dwlit does not model stops the kernel that uses it, naming it; a name NKI does not have stops at once."
     with pytest.raises(NotModelledError, match="nisa.max8 is part of NKI, but dwlit does not model it"):
-        nisa.max8
-    with pytest.raises(NotModelledError, match="nl.erf is part of NKI"):
-        nl.erf
+        nisa.max8(None, None)
+    with pytest.raises(NotModelledError, match="nl.erf_dx is part of NKI"):
+        nl.erf_dx(None)
+    with pytest.raises(NotModelledError, match="nl.gelu_typo is not a name dwlit models"):
+        nl.gelu_typo
+
+
+def test_nki_names_can_be_stored_at_import_and_refuse_when_used():
+    "A helper module may put NKI's names in tables when it is imported; only a kernel that uses an unmodelled one stops."
+    table = {nl.gelu: 'gelu', nl.gelu_apprx_sigmoid: 'swish', nl.int32: 'i32', nl.float8_e4m3fn_x4: 'mx'}
+    assert table[nl.gelu_apprx_sigmoid] == 'swish' and nl.silu_dx == nl.silu_dx and nl.silu_dx != nl.erf_dx
+    default = nisa.dma_engine.dma            # an enum member of an unmodelled enum, as a default argument
+    assert 'nisa.dma_engine.dma' in repr(default)
+    with fresh():
+        d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="nl.gelu_apprx_sigmoid is part of NKI, but dwlit does not model it"):
+            nisa.activation(y, nl.gelu_apprx_sigmoid, d)
+        with pytest.raises(NotModelledError, match="nl.power is part of NKI"):
+            nisa.tensor_tensor(y, d, d, nl.power)
+        with pytest.raises(NotModelledError, match="nl.bitwise_and is part of NKI"):
+            nisa.tensor_scalar(y, d, nl.bitwise_and, 1.0)
+        with pytest.raises(NotModelledError, match="nl.int32 is part of NKI"):
+            nl.ndarray((2, 3), nl.int32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="nisa.dma_engine is part of NKI"):
+            default(1)
 
 
 # --- tensor_scalar ------------------------------------------------------------------------------------------------
@@ -197,8 +226,8 @@ def test_tensor_scalar_records_its_engine_and_refuses_bad_operands():
         x, y, col = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf), sbuf_from(np.ones((4, 1)))
         with trace() as tr:
             nisa.tensor_scalar(y, x, nl.multiply, col, name='scale')
-            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.gpsimd)
-        assert [(i.op, i.engine) for i in tr.instructions] == [('tensor_scalar', 'Vector'), ('tensor_scalar', 'GpSimd')]
+            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.scalar)
+        assert [(i.op, i.engine) for i in tr.instructions] == [('tensor_scalar', 'Vector'), ('tensor_scalar', 'Scalar')]
         assert tr.instructions[0].attrs['op0'] == 'multiply' and len(tr.instructions[0].srcs) == 2
         with pytest.raises(SimulatorError, match=r"operand0 must be a number or a \(4, 1\) tile"):
             nisa.tensor_scalar(y, x, nl.add, sbuf_from(np.ones((4, 2))))
@@ -208,8 +237,43 @@ def test_tensor_scalar_records_its_engine_and_refuses_bad_operands():
             nisa.tensor_scalar(y, x, np.add, 1.0)
         with pytest.raises(SimulatorError, match="op1 and operand1 go together"):
             nisa.tensor_scalar(y, x, nl.add, 1.0, op1=nl.add)
-        with pytest.raises(SimulatorError, match="GpSimd engine cannot access PSUM"):
-            nisa.tensor_scalar(nl.ndarray((4, 3), nl.float32, buffer=nl.psum), x, nl.add, 1.0, engine=nisa.engine.gpsimd)
+
+
+def test_tensor_scalar_engines_follow_the_reference():
+    "GpSimd runs tensor_scalar only for rsqrt (not modelled); the Scalar engine of trn2 only multiply[+add] or add."
+    with fresh('trn2'):
+        x, y = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        with pytest.raises(NotModelledError, match="GpSimd engine runs tensor_scalar only for nl.rsqrt"):
+            nisa.tensor_scalar(y, x, nl.multiply, 2.0, engine=nisa.engine.gpsimd)
+        nisa.tensor_scalar(y, x, nl.multiply, 2.0, op1=nl.add, operand1=1.0, engine=nisa.engine.scalar)
+        np.testing.assert_array_equal(y.numpy(), np.full((4, 3), 3.0))
+        with pytest.raises(SimulatorError, match="the Scalar engine of trn2 runs op0=nl.multiply"):
+            nisa.tensor_scalar(y, x, nl.subtract, 2.0, engine=nisa.engine.scalar)
+    with fresh('trn1'):
+        x, y = sbuf_from(np.ones((4, 3))), nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(y, x, nl.subtract, 2.0, engine=nisa.engine.scalar)
+        np.testing.assert_array_equal(y.numpy(), np.full((4, 3), -1.0))
+
+
+def test_comparison_operators_give_one_or_zero_and_unary_alu_operators_are_refused():
+    "nl.equal, nl.less, ... compare in fp32 and write 1 where true and 0 elsewhere, in the destination's dtype."
+    a = np.array([[1.0, 2.0, 3.0, np.nan]], np.float32)
+    b = np.array([[1.0, 3.0, 2.0, 0.0]], np.float32)
+    with fresh():
+        ta, tb = sbuf_from(a), sbuf_from(b)
+        for op, ref in ((nl.equal, np.equal), (nl.not_equal, np.not_equal), (nl.less, np.less),
+                        (nl.less_equal, np.less_equal), (nl.greater, np.greater), (nl.greater_equal, np.greater_equal)):
+            y = nl.ndarray((1, 4), nl.bfloat16, buffer=nl.sbuf)
+            nisa.tensor_tensor(y, ta, tb, op)
+            np.testing.assert_array_equal(y.numpy().astype(np.float32), ref(a, b).astype(np.float32))
+            m = nl.ndarray((1, 4), nl.uint8, buffer=nl.sbuf)
+            nisa.tensor_scalar(m, ta, op, 2.0)
+            np.testing.assert_array_equal(m.numpy(), ref(a, 2.0).astype(np.uint8))
+        np.testing.assert_array_equal(nl.less(ta, tb, dtype=nl.float32).numpy(), [[0.0, 1.0, 0.0, 0.0]])
+        with pytest.raises(SimulatorError, match="op must be one of nl.add"):
+            nisa.tensor_reduce(nl.ndarray((1, 1), nl.float32, buffer=nl.sbuf), nl.equal, ta, 1)   # not a reduction op
+        with pytest.raises(NotModelledError, match="op0=nl.abs as a unary ALU operator is part of NKI"):
+            nisa.tensor_scalar(nl.ndarray((1, 4), nl.float32, buffer=nl.sbuf), ta, nl.abs, 0.0)
 
 
 # --- activation ---------------------------------------------------------------------------------------------------
@@ -239,7 +303,10 @@ def test_activation_scale_then_bias_then_function():
     ('exp', np.exp), ('tanh', np.tanh), ('sigmoid', lambda x: 1 / (1 + np.exp(-x))), ('relu', lambda x: np.maximum(x, 0)),
     ('silu', lambda x: x / (1 + np.exp(-x))), ('square', np.square), ('copy', lambda x: x), ('abs', np.abs),
     ('softplus', lambda x: np.log1p(np.exp(x))),
-    ('gelu_apprx_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))])
+    ('gelu_apprx_tanh', lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
+    ('gelu', lambda x: np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel()]).reshape(x.shape)),
+    ('erf', lambda x: np.array([math.erf(v) for v in x.ravel()]).reshape(x.shape)), ('sign', np.sign),
+    ('mish', lambda x: x * np.tanh(np.log1p(np.exp(x))))])
 def test_activation_functions_match_numpy(fn, ref):
     x = np.linspace(-4, 4, 3 * 16).reshape(3, 16)
     with fresh():
@@ -391,11 +458,19 @@ def test_tensor_reshape_is_a_row_major_view():
             s[:, 0:2].reshape((4, 2))
 
 
-def test_ap_on_a_view_is_refused_as_the_guide_says():
+def test_ap_on_a_view_addresses_the_storage_from_the_views_offset():
+    "The deep dive: .ap on a view ignores the view's pattern; offset=None inherits its offset; chained .ap overrides."
+    x = np.arange(32.0).reshape(4, 8)
     with fresh():
-        s = sbuf_from(np.zeros((4, 8)))
-        with pytest.raises(AccessPatternError, match="given on a tensor, not on a view"):
-            s[:, 0:4].ap([[8, 4], [1, 2]])
+        s = sbuf_from(x)
+        np.testing.assert_array_equal(s[:, 2:6].ap([[8, 4], [1, 3]]).numpy(), x[:, 2:5])
+        np.testing.assert_array_equal(s[:, 2:6].ap([[8, 4], [1, 3]], offset=0).numpy(), x[:, 0:3])
+        inner = s.ap([[8, 4], [2, 4]])
+        np.testing.assert_array_equal(inner.ap([[8, 4], [1, 2]]).numpy(), x[:, 0:2])       # the inner pattern has no effect
+        h = nl.ndarray((4, 8), nl.float32, buffer=nl.hbm, name='h')
+        h.write(x)
+        np.testing.assert_array_equal(h[2].ap([[1, 5]]).numpy(), x[2, :5])                 # row 2's offset, 16
+        np.testing.assert_array_equal(h.reshape((32,))[8:].ap([[8, 2], [1, 3]]).numpy(), x[1:3, :3])
 
 
 def test_ap_dtype_reinterprets_the_bytes():
@@ -551,6 +626,10 @@ def test_activation_valid_input_ranges_are_enforced():
             nisa.activation(y, nl.log, sbuf_from(np.array([[1.0, 0.0]])))
         nisa.activation(y, nl.sin, sbuf_from(np.array([[0.5, -1.0]])))
         np.testing.assert_allclose(y.numpy(), np.sin([[0.5, -1.0]]), rtol=1e-6)
+        with pytest.raises(SimulatorError, match=r"nl.arctan is valid for inputs in \[-1.5708, 1.5708\]"):
+            nisa.activation(y, nl.arctan, sbuf_from(np.array([[0.0, 2.0]])))
+        nisa.activation(y, nl.arctan, sbuf_from(np.array([[0.5, -1.5]])))
+        np.testing.assert_allclose(y.numpy(), np.arctan([[0.5, -1.5]]), rtol=1e-6)
 
 
 def test_nc_matmul_transpose_mode_is_refused_not_computed_as_a_matmul():
@@ -581,6 +660,212 @@ def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel
     np.testing.assert_allclose(running_sum(x), np.cumsum(x.astype(np.float64), axis=-1), rtol=1e-5, atol=1e-5)
 
 
-def test_dma_copy_third_positional_argument_is_oob_mode():
+def test_dma_copy_arguments_follow_the_current_reference():
+    "dst, src, priority, oob_mode, dge_mode, engine, name: a third positional argument is the DMA priority (a hint)."
     import inspect
-    assert list(inspect.signature(nisa.dma_copy).parameters)[:6] == ['dst', 'src', 'oob_mode', 'dge_mode', 'engine', 'name']
+    assert list(inspect.signature(nisa.dma_copy).parameters)[:7] == ['dst', 'src', 'priority', 'oob_mode', 'dge_mode',
+                                                                     'engine', 'name']
+    with fresh():
+        h = nl.ndarray((2, 3), nl.float32, buffer=nl.hbm, name='h')
+        h.write(np.arange(6.0).reshape(2, 3))
+        s = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        with trace() as tr: nisa.dma_copy(s, h, 1)
+        np.testing.assert_array_equal(s.numpy(), np.arange(6.0).reshape(2, 3))
+        assert tr.instructions[0].attrs.get('priority') == 1 and 'oob_mode' not in tr.instructions[0].attrs
+
+
+def test_enums_carry_the_reference_values_and_the_target_names_its_neuroncore():
+    assert [(m.name, m.value) for m in nisa.dge_mode] == [('unknown', 0), ('swdge', 1), ('hwdge', 2), ('none', 3)]
+    assert (nisa.vector_engine, nisa.scalar_engine, nisa.gpsimd_engine, nisa.tensor_engine, nisa.unknown_engine) == (
+        nisa.engine.vector, nisa.engine.scalar, nisa.engine.gpsimd, nisa.engine.tensor, nisa.engine.unknown)
+    for target, gen in (('trn1', 2), ('trn2', 3), ('trn3', 4)):
+        with fresh(target):
+            assert nisa.get_nc_version() is nisa.nc_version(gen) and nisa.get_nc_sub_version() == 0
+
+
+# --- what public kernels of the tutorials and the library rely on ------------------------------------------------
+
+@nki.jit
+def add_rows(a, b):
+    "c = a + b written with nl.load / nl.store, the getting-started style: each program takes its rows."
+    rows = a.shape[0] // nl.num_programs()
+    r0 = nl.program_id(0) * rows
+    c = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    x, y = nl.load(a[r0:r0 + rows, :]), nl.load(b[r0:r0 + rows, :], dtype=nl.float32)
+    nl.store(c[r0:r0 + rows, :], value=nl.add(x, y))
+    return c
+
+
+def test_nl_load_and_store_move_tiles_between_hbm_and_sbuf():
+    a, b = RNG.standard_normal((8, 5)).astype(np.float16), RNG.standard_normal((8, 5)).astype(np.float16)
+    with trace() as tr: got = add_rows[2](a, b)
+    want = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+    assert tr.counts() == {'dma_copy': 6, 'tensor_tensor': 2}
+    with fresh():
+        s = sbuf_from(np.ones((2, 3)))
+        with pytest.raises(SimulatorError, match="nl.load: src .* is in SBUF; it loads from HBM"):
+            nl.load(s)
+        h = nl.ndarray((3, 2), nl.float32, buffer=nl.hbm)
+        with pytest.raises(SimulatorError, match=r"nl.store: dst .* has shape \(3, 2\) and value \(2, 3\)"):
+            nl.store(h, s)
+
+
+def test_nc_matmul_accumulate_true_needs_an_earlier_matmul_write():
+    "accumulate=True on PSUM no matmul wrote is undefined (on trn1/trn2 also after memset); trn3 accepts a memset start."
+    for target in ('trn1', 'trn2', 'trn3'):
+        with fresh(target):
+            st, mv = sbuf_from(np.ones((128, 2))), sbuf_from(np.ones((128, 3)))
+            acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum)
+            with pytest.raises(SimulatorError, match="accumulate=True on PSUM elements no earlier nc_matmul wrote"):
+                nisa.nc_matmul(acc, st, mv, accumulate=True)
+            nisa.memset(acc, 1.0)
+            if target == 'trn3':
+                nisa.nc_matmul(acc, st, mv, accumulate=True)
+                np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 129.0))
+            else:
+                with pytest.raises(SimulatorError, match=f"on {target} also after memset"):
+                    nisa.nc_matmul(acc, st, mv, accumulate=True)
+            nisa.nc_matmul(acc, st, mv, accumulate=False)
+            nisa.nc_matmul(acc, st, mv, accumulate=True)
+            np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 256.0))
+
+
+def test_nc_matmul_moving_free_size_per_target():
+    "At most 512 moving columns (one PSUM bank) on trn1/trn2; on trn3 up to 4096 for an fp32 dst, 8192 for bf16."
+    with fresh('trn3'):
+        st, mv = sbuf_from(np.ones((4, 2))), sbuf_from(np.arange(4 * 2048.0).reshape(4, 2048) % 7)
+        acc = nl.ndarray((2, 2048), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(acc, st, mv)
+        np.testing.assert_array_equal(acc.numpy(), np.ones((4, 2)).T @ (np.arange(4 * 2048.0).reshape(4, 2048) % 7))
+    with fresh('trn2'):
+        st, mv = sbuf_from(np.ones((4, 2))), sbuf_from(np.ones((4, 513)))
+        with pytest.raises(SimulatorError, match="moving free size must be <= 512 on trn2"):
+            nisa.nc_matmul(nl.ndarray((2, 513), nl.float32, buffer=nl.psum), st, mv)
+
+
+def test_nc_matmul_double_row_mode_is_refused_not_computed_as_a_plain_matmul():
+    with fresh('trn2'):
+        st, mv = sbuf_from(np.ones((128, 2)), ml_dtypes.float8_e4m3), sbuf_from(np.ones((128, 3)), ml_dtypes.float8_e4m3)
+        with pytest.raises(NotModelledError, match="double_row"):
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), st, mv, perf_mode=nisa.matmul_perf_mode.double_row)
+        with trace() as tr:
+            nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), st, mv, perf_mode=nisa.matmul_perf_mode.none)
+        assert tr.instructions[0].attrs['perf_mode'] == 'none'
+
+
+def test_nc_transpose_flattens_the_free_axes():
+    x = np.arange(24.0).reshape(4, 2, 3)
+    with fresh():
+        y = nl.ndarray((6, 4), nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(y, sbuf_from(x))
+        np.testing.assert_array_equal(y.numpy(), x.reshape(4, 6).T)
+        with pytest.raises(SimulatorError, match=r"dst must be \(6, 4\)"):
+            nisa.nc_transpose(nl.ndarray((4, 6), nl.float32, buffer=nl.psum), sbuf_from(x))
+
+
+def test_memset_into_8_bit_types_is_exact_or_refused():
+    with fresh():
+        i8, u8, f8 = (nl.ndarray((2, 3), dt, buffer=nl.sbuf) for dt in (nl.int8, nl.uint8, nl.float8_e4m3))
+        nisa.memset(i8, -7); nisa.memset(u8, 200); nisa.memset(f8, 0.5)
+        assert (i8.numpy() == -7).all() and (u8.numpy() == 200).all() and (f8.numpy().astype(np.float32) == 0.5).all()
+        for t, v in ((i8, 300), (i8, 2.5), (u8, -1)):
+            with pytest.raises(NotModelledError, match="only whole numbers"):
+                nisa.memset(t, v)
+        with pytest.raises(NotModelledError, match="fp8 overflow"):
+            nisa.memset(f8, 1e6)
+
+
+def test_activation_bias_is_a_column_on_trn1():
+    "NeuronCore-v2 takes the bias as a (P, 1) vector only; from NeuronCore-v3 a constant too."
+    x = np.linspace(-1, 1, 6).reshape(2, 3)
+    for target in ('trn1', 'trn2'):
+        with fresh(target):
+            y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+            nisa.activation(y, nl.exp, sbuf_from(x), bias=sbuf_from(np.full((2, 1), 0.5)))
+            np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
+            if target == 'trn1':
+                with pytest.raises(SimulatorError, match=r"bias must be a \(2, 1\) tile on trn1"):
+                    nisa.activation(y, nl.exp, sbuf_from(x), bias=0.5)
+            else:
+                nisa.activation(y, nl.exp, sbuf_from(x), bias=0.5)
+                np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
+
+
+@nki.jit
+def scaled_sum_at_addresses(x, y):
+    "out = 2x + y with every SBUF tile at an address of its own choosing, as a stack allocator places them."
+    P, F = x.shape
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))
+    b = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 4 * F))
+    nisa.dma_copy(dst=a, src=x)
+    nisa.dma_copy(dst=b, src=y)
+    c = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 8 * F))
+    nisa.tensor_scalar(c, a, nl.multiply, 2.0)
+    nisa.tensor_tensor(c, c, b, nl.add)
+    d = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))     # a's memory again: a is done with
+    nisa.tensor_copy(dst=d, src=c)
+    nisa.dma_copy(dst=out, src=d)
+    return out
+
+
+def test_tensors_at_fixed_addresses_and_memory_given_again():
+    x, y = RNG.standard_normal((16, 8)).astype(np.float32), RNG.standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_allclose(scaled_sum_at_addresses(x, y), 2 * x.astype(np.float64) + y, rtol=1e-6)
+    with fresh():
+        a = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 0))
+        nisa.memset(a, 1.0)
+        b = nl.ndarray((2, 4), nl.bfloat16, buffer=nl.sbuf, address=(2, 24))    # overlaps a's partitions 2-3, bytes 24-31
+        nisa.memset(b, 2.0)
+        with pytest.raises(NotModelledError, match="its memory was given to 'b' at address \\(2, 24\\)"):
+            nisa.tensor_copy(dst=b, src=a)                   # a read after its memory went to b: not modelled
+        c = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 64))     # beside b: both stay usable
+        nisa.memset(c, 3.0); nisa.tensor_copy(dst=c[0:2, 0:4], src=b)
+        assert (c.numpy()[0:2, 0:4] == 2).all() and (c.numpy()[2:] == 3).all()
+        with pytest.raises(SimulatorError, match="must lie within 128 partitions"):
+            nl.ndarray((64, 8), nl.float32, buffer=nl.sbuf, address=(100, 0))
+        with pytest.raises(SimulatorError, match="must lie within"):
+            nl.ndarray((4, 8), nl.float32, buffer=nl.psum, address=(0, 16 * 1024 - 16))
+        with pytest.raises(NotModelledError, match=r"address=\.\.\.\) of .* in shared_hbm"):
+            nl.ndarray((4, 8), nl.float32, buffer=nl.shared_hbm, address=(0, 0))
+
+
+def scale_into(x, out, alpha):
+    "Each program writes alpha * its rows of x into `out`, an array the caller passed in; it returns nothing."
+    rows = x.shape[0] // nl.num_programs()
+    r0 = nl.program_id(0) * rows
+    nl.store(out[r0:r0 + rows, :], nl.multiply(nl.load(x[r0:r0 + rows, :]), alpha))
+
+
+def test_inputs_a_kernel_writes_are_updated_in_place_as_nki_simulate_does():
+    x = RNG.standard_normal((8, 6)).astype(np.float32)
+    out = np.zeros_like(x)
+    assert nki.simulate(nki.jit(scale_into)[2])(x, out, 3.0) is None
+    np.testing.assert_array_equal(out, 3 * x)                    # the caller's array now holds the result
+    assert not np.shares_memory(out, x) and (out != 0).all()
+
+    def scale_and_return_a_copy(x, out):
+        scale_into(x, out, 2.0)
+        res = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nl.store(res, nl.load(x))
+        return res
+    out2 = np.zeros_like(x)
+    got = simulate_kernel(scale_and_return_a_copy, x, out2)
+    np.testing.assert_array_equal(got, x)
+    np.testing.assert_array_equal(out2, 2 * x)
+
+    def writes_nothing(x, out):
+        nl.load(x)
+    with pytest.raises(SimulatorError, match="returned nothing"):
+        simulate_kernel(writes_nothing, x, np.zeros_like(x))
+
+
+def test_nki_view_methods_dwlit_lacks_are_named():
+    with fresh():
+        t = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        for call in (lambda: t.permute((0, 2, 1)), lambda: t[:, 0].broadcast(1, 5), lambda: t.view(nl.bfloat16),
+                     lambda: t.get_pattern()):
+            with pytest.raises(NotModelledError, match=r"\(\) of an NkiTensor is part of NKI, but dwlit does not model it"):
+                call()
+        assert not hasattr(t, 'no_such_thing') and not hasattr(t[:, 0], 'matmul_written')
