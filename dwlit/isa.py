@@ -199,7 +199,7 @@ def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
     return acc
 
 # %% ../nbs/03_instructions.ipynb #24a01cd3
-_traces = []      # the active listeners (traces, chapter 3b): each has add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)
+_traces = []      # the active listeners (traces, chapter 4): each has add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)
 
 HINTS = ('name', 'priority', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
 _WHEN_GIVEN = HINTS + ('negate',)                                          # and the optional flags, recorded when set
@@ -576,7 +576,7 @@ _NKI_ISA = ('nc_matmul_mx activation_reduce activate2 tensor_partition_reduce '
             'rand2 rand_set_state rand_get_state set_rng_seed nonzero_with_count topk dma_engine NkiInstruction '
             'NkiValidationError VirtualRegister').split()
 INSTRUCTIONS = ('tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'activation', 'tensor_tensor_scan', 'iota', 'memset',
-                'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose', 'dve_transpose')   # what nisa models; the proof of chapter 13 reads this list
+                'dma_copy', 'tensor_copy', 'nc_matmul', 'nc_transpose', 'dve_transpose')   # what nisa models; the proof of chapter 14 reads this list
 MODELLED = INSTRUCTIONS + ('engine', 'dge_mode', 'oob_mode', 'reduce_cmd', 'matmul_perf_mode', 'nc_version', 'get_nc_version',
                           'get_nc_sub_version', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine',
                           'unknown_engine')

@@ -293,7 +293,7 @@ def test_conv1d_entry_point_checks(shape, W_f, padding, kw):
                                                out_shape=anything, stride=anything, rhs_dilation=anything,
                                                in_perm=anything)))
 def test_conv2d_entry_point_checks(shape, k, padding, kw):
-    "(A long string for stride or rhs_dilation is echoed whole by conv2d's own check, chapter 11: reported, left out.)"
+    "(A long string for stride or rhs_dilation is echoed whole by conv2d's own check, chapter 12: reported, left out.)"
     kw = {k_: v for k_, v in kw.items() if not (k_ in ('stride', 'rhs_dilation') and isinstance(v, str) and len(v) > 60)}
     N, C, H, W = shape
     answers_or_refuses(simulate_kernel, conv2d_depthwise_f01b_o01i_bf01, _small((C, H, W, N)), _small((C, *k, 1)),

@@ -191,7 +191,7 @@ def test_cells_that_draw_are_saved_with_their_figure():
 
 
 def test_a_link_labelled_with_a_chapter_number_links_that_chapter():
-    "A label like [13](16_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
+    "A label like [16](19_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
     bad = []
     for nb in sorted((root / 'nbs').glob('*.ipynb')):
         for c in json.loads(nb.read_text())['cells']:

@@ -1,6 +1,6 @@
 """NKI's front end as dwlit models it: `import dwlit.nki as nki`, `import dwlit.nki.language as nl`,
 `import dwlit.nki.isa as nisa` and `from dwlit.nki.typing import tensor` give dwlit's `dwlit.language` and
-`dwlit.isa` under NKI's names (chapter 17)."""
+`dwlit.isa` under NKI's names (chapter 21)."""
 import functools, sys, types
 from .. import language, isa
 from ..language import jit, simulate_kernel
