@@ -204,9 +204,11 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
             for q0 in range(0, Q, Q_TILE):
                 qt = min(Q_TILE, Q - q0)
                 acc = nl.ndarray((1, Q_TILE), dtype=nl.float32, buffer=nl.psum)
+                # accumulate stays at its default (None), as in the public kernel: into this fresh PSUM tile the
+                # first tap tile's product is written and each later one added
                 for si, (x, (s0, st)) in enumerate(zip(x_tiles, s_tiles)):
                     nisa.nc_matmul(dst=acc[:, :qt], stationary=f_T[si][:st, ch:ch + 1],      # one filter column
-                                   moving=x[:st, q0:q0 + qt], accumulate=si > 0)
+                                   moving=x[:st, q0:q0 + qt])
                 res = nl.ndarray((1, Q_TILE), dtype=dt, buffer=nl.sbuf)
                 nisa.tensor_copy(dst=res[:, :qt], src=acc[:, :qt])                         # PSUM -> SBUF, one lane
                 nisa.dma_copy(dst=out.ap([[Q, 1], [1, qt]], offset=n * C * Q + (c0 + ch) * Q + q0), src=res[:, :qt])

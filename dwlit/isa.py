@@ -19,9 +19,8 @@ from .ap import View, full_view
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
            'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
            'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
-           'dge_mode', 'oob_mode', 'reduce_cmd', 'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn',
-           'activation', 'tensor_tensor_scan', 'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose',
-           'nc_matmul', 'nc_transpose']
+           'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan',
+           'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose']
 
 # %% ../nbs/03_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -45,18 +44,6 @@ class engine(enum.Enum):
     "The engines an instruction can be placed on (NKI's `nisa.engine`)."
     unknown, tensor, scalar, gpsimd, dma, vector, sync = 0, 1, 2, 3, 4, 5, 6
 
-class dge_mode(enum.Enum):
-    "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
-    unknown, swdge, hwdge, none = 0, 1, 2, 3
-
-class oob_mode(enum.Enum):
-    "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
-    error, skip = 0, 1
-
-class reduce_cmd(enum.Enum):
-    "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
-    idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
-
 tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (   # NKI's older names of the members
     engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
 
@@ -73,6 +60,18 @@ def _engine(op, value, allowed, default='Vector') -> str:
     return _ENGINE_NAMES[value]
 
 # %% ../nbs/03_instructions.ipynb #n17a0001
+class dge_mode(enum.Enum):
+    "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
+    unknown, swdge, hwdge, none = 0, 1, 2, 3
+
+class oob_mode(enum.Enum):
+    "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
+    error, skip = 0, 1
+
+class reduce_cmd(enum.Enum):
+    "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
+    idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
+
 class matmul_perf_mode(enum.Enum):
     "The Tensor engine's performance mode (NKI's `nisa.matmul_perf_mode`); only `none` is modelled."
     none, double_row = 'none', 'double_row'

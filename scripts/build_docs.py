@@ -115,7 +115,7 @@ def stage_nbs():
             if _show_folded_internal(c):                 # and no API entry for it: the folded code is the whole story
                 shown += 1
                 cells += [{'cell_type': 'code', 'id': _new_id(), 'metadata': {}, 'outputs': [], 'execution_count': None,
-                           'source': f"#| hide\nshow_doc({n})"} for n in re.findall(r'^def (\w+)', ''.join(c['source']), re.M)]
+                           'source': f"#| hide\nshow_doc({n})"} for n in re.findall(r'^(?:def|class) (\w+)', ''.join(c['source']), re.M)]
         if shown: note(f"{f.name}: {shown} folded `#| exporti` cell(s) (the exercises' solutions) kept on the page, folded")
         if fixed or shown:
             note(f"{f.name}: {fixed} cell(s) mix imports with other code; nbdev-proc-nbs (and nbdev-docs) runs such "

@@ -53,6 +53,8 @@ def test_1d_pe_designs_tile_long_rows_and_big_filters():
     for fn in (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm):
         with trace() as tr: y = fn(img, filt, ((0, 0), (1, 2)), (1, 3, 1, 2344))
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-3)
+    mm = tr.where(op='nc_matmul')                                        # the implicit GEMM, as the public kernel:
+    assert mm and all(i.attrs.get('accumulate') is None for i in mm)     # three S tiles summed by the default alone
     assert DIAG_BUDGET_BYTES // (128 * 4) < 260                          # the diagonal kernel did need two groups
 
 

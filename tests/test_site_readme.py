@@ -5,7 +5,7 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
 import make_readme  # noqa: E402
-from chapters import chapters, sidebar_yml  # noqa: E402
+from chapters import chapters, label, sidebar_yml  # noqa: E402
 
 
 def test_readme_index_and_sidebar_match_nbs():
@@ -57,11 +57,13 @@ def test_every_chapter_is_in_sidebar_and_index_in_order():
 
 def test_a_new_chapter_joins_the_sidebar(tmp_path):
     "Chapters come from the file names: a new notebook appears in its section, in order."
-    for name, title in [('01_a.ipynb', 'A'), ('05_b.ipynb', 'B'), ('04_c.ipynb', 'C')]:
+    for name, title in [('01_a.ipynb', 'A'), ('06_b.ipynb', 'B'), ('04_c.ipynb', 'C'), ('04b_d.ipynb', 'D')]:
         (tmp_path / name).write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'source': f'# {title}\n\n> about\n> {title}'}]}))
     (tmp_path / 'index.ipynb').write_text('{}'); (tmp_path / '_private.ipynb').write_text('{}')
     chs = chapters(tmp_path)
     assert [(c['file'], c['title'], c['description']) for c in chs] == [
-        ('01_a.ipynb', 'A', 'about A'), ('04_c.ipynb', 'C', 'about C'), ('05_b.ipynb', 'B', 'about B')]
+        ('01_a.ipynb', 'A', 'about A'), ('04_c.ipynb', 'C', 'about C'), ('04b_d.ipynb', 'D', 'about D'),
+        ('06_b.ipynb', 'B', 'about B')]
+    assert [label(c) for c in chs] == ['1. A', '4. C', '4b. D', '6. B']           # a part just cut off shows its letter
     yml = sidebar_yml(chs)
-    assert yml.index('01_a') < yml.index('04_c') < yml.index('Depthwise convolution in 1D') < yml.index('05_b')
+    assert yml.index('01_a') < yml.index('04_c') < yml.index('04b_d') < yml.index('Depthwise convolution in 1D') < yml.index('06_b')
