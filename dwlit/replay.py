@@ -169,7 +169,7 @@ def _runs(steps) -> list:
 
 # %% ../nbs/30_replay.ipynb #56b13928
 class Program:
-    "A recorded launch: its steps, the tensors it starts NaN-filled, its inputs and its result."
+    "A recorded launch: its steps (joined when first replayed), the tensors it starts NaN-filled, its inputs, its result."
     def __init__(self, steps, fresh, inputs, result, issued=None, kept=frozenset()):
         self.steps, self.inputs, self.result, self.issued, self.kept = steps, inputs, result, issued, kept
         self.fresh = [(t.storage, unset(1, t.dtype)[0]) for t in fresh]
