@@ -209,7 +209,7 @@ def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     "Count one issued instruction against the launch's budget, and append its record to every active trace."
     attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     core = current_core()
-    if core.launch is not None: core.launch.count_instruction()
+    if core.launch is not None: core.launch.count_instruction(dst)
     for tr in _traces: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../nbs/03_instructions.ipynb #0fd2be83

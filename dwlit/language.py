@@ -64,6 +64,7 @@ class Launch:
     "What the programs of one launch share: HBM, the shared_hbm tensors (in allocation order), the instruction count."
     def __init__(self):
         self.hbm, self.shared, self.cursor, self.issued = Allocator('HBM', MAX_HBM_BYTES, 'B'), [], Counter(), 0
+        self.written = set()                                         # the memories (Tensor.id) instructions wrote
 
     def shared_tensor(self, shape, dtype, name) -> Tensor:
         "The launch's shared_hbm tensor number k of this program (made by the first program to ask)."
@@ -78,9 +79,9 @@ class Launch:
                                  f"an earlier program made it {t.shape} {t.dtype.name}")
         return t
 
-    def count_instruction(self):
-        "Count one issued instruction; refuse the one beyond the budget."
-        self.issued += 1
+    def count_instruction(self, dst):
+        "Count one issued instruction writing view `dst`, and note its tensor; refuse the one beyond the budget."
+        self.issued += 1; self.written.add(dst.tensor.id)
         if self.issued > MAX_INSTRUCTIONS:
             raise SimulatorError(f"this launch has issued {MAX_INSTRUCTIONS:,} instructions, the most one launch may issue "
                                  f"(MAX_INSTRUCTIONS, about a minute of simulation); run a smaller problem")
@@ -128,16 +129,15 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
             else: _check_result(r, fn, pid, inputs, n)
             if cores is not None: cores.append(core)
             if pid == 0: result = r
-    wrote = _write_back(inputs, arrays)                           # None is a result if every program wrote into inputs
+    wrote = _write_back(inputs, arrays, launch.written)           # None is a result if every program wrote into inputs
     if nothing and (len(nothing) < n or not wrote): _check_result(None, fn, nothing[0], inputs, n)
     return None if result is None else _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
 
-def _write_back(inputs, arrays) -> bool:
-    "Copy each input tensor the kernel wrote into the caller's NumPy array, as NKI's simulator does; True if any."
+def _write_back(inputs, arrays, written) -> bool:
+    "Copy each input tensor an instruction wrote (its memory in `written`) into the caller's array, as NKI's simulator does."
     wrote = False
     for t, a in zip(inputs, arrays):
-        if t.storage.view(np.uint8).tobytes() != np.ascontiguousarray(a).view(np.uint8).tobytes():
-            a[...] = t.storage.reshape(a.shape); wrote = True
+        if t.id in written: a[...] = t.storage.reshape(a.shape); wrote = True
     return wrote
 
 def _to_numpy(r, copy=False):
