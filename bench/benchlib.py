@@ -132,11 +132,12 @@ def _compile(ins, store, ops):
         x = s[0]
         op, axis = ops[ins.attrs['op']], ins.attrs['axis']
         k = len(axis) if isinstance(axis, tuple) else 1
-        x = x.reshape(x.shape[:x.ndim - k] + (-1,))
-        if x.shape[-1] > 32: x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, -1, 0)), 0, -1)
-        out = _reshaped(d, x.shape[:-1]) if d.dtype == x.dtype == f32 else None
-        def run(uf=op.ufunc, x=x, d=d, out=out):      # the simulator's order: one element after another, in fp32
-            xs = x if x.dtype == f32 else x.astype(f32)
+        shape = x.shape[:x.ndim - k] + (int(np.prod(x.shape[x.ndim - k:])),)
+        xv = _reshaped(x, shape)                        # a view, made once, if it can be; else reshaped at run time
+        def run(uf=op.ufunc, x=x, xv=xv, shape=shape, d=d):   # the simulator's order: one after another, in fp32
+            xs = xv if xv is not None else x.reshape(shape)
+            xs = xs if xs.dtype == f32 else xs.astype(f32)
+            if xs.shape[-1] > 32: xs = np.moveaxis(np.ascontiguousarray(np.moveaxis(xs, -1, 0)), 0, -1)  # long rows
             acc = xs[..., 0].copy() if xs.shape[-1] == 1 else uf(xs[..., 0], xs[..., 1])
             for i in range(2, xs.shape[-1]): uf(acc, xs[..., i], out=acc)
             d[...] = acc.reshape(d.shape)

@@ -90,7 +90,7 @@ def get_nc_sub_version() -> int: return 0                 # the first silicon re
 def _operand(op, arg, x) -> View:
     "Operand `x` of instruction `op` as a view: a tensor is seen whole; anything else is refused."
     v = x if isinstance(x, View) else full_view(x) if isinstance(x, Tensor) else None
-    if v is not None and hasattr(v.tensor, 'retired'):      # its address was given to a later tensor (ndarray(address=))
+    if v is not None and v.tensor.retired:                 # its address was given to a later tensor (ndarray(address=))
         raise NotModelledError(f"{op}: {arg} {v!r}: its memory was given to {v.tensor.retired}; dwlit keeps the two "
                                f"apart and does not model reading or writing one through the other's address")
     if v is not None:

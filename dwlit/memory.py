@@ -195,6 +195,8 @@ _ids = itertools.count()
 # %% ../nbs/01_memory.ipynb #8c9fad71
 class Tensor:
     "A simulated tensor: a name, a shape, a dtype, a buffer, and its elements in a flat NumPy array."
+    retired = None             # what took its address, once ndarray(address=) gave its memory to a later tensor
+
     def __init__(self, shape, dtype, buffer, name, storage):
         self.shape, self.dtype, self.buffer, self.name = tuple(shape), np.dtype(dtype), buffer, name
         self.storage, self.id = storage, next(_ids)
