@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
-                      profile, targets)
+                      profile, targets, warm)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
 from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.tiling import PACK, div_ceil, C_TILE_SIZE
@@ -157,6 +157,7 @@ def run_shape(sh, dtype, repeat, prof):
         direct[v.__name__] = fn
     slow = {k: [t] for k, t in once.items() if t > 4 * min(once.values())}   # timed once: far from the fastest
     direct = {k: f for k, f in direct.items() if k not in slow}
+    warm(sim)
     if prof: profile(sim)
     fns = dict(sim=sim, replay=rp, alloc=rp.allocate, **direct)
     t = timed(fns, repeat)

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
-                      profile, targets)
+                      profile, targets, warm)
 from dwlit import SimulatorError
 from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
@@ -182,6 +182,7 @@ def run_shape(sh, dtype, repeat, prof):
         direct[v.__name__] = fn
     slow = {k: [t] for k, t in once.items() if t > 4 * min(once.values())}
     direct = {k: f for k, f in direct.items() if k not in slow}
+    warm(sim)
     if prof: profile(sim)
     fns = dict(sim=sim, replay=rp, alloc=rp.allocate, **direct)
     t = timed(fns, repeat)

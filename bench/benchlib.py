@@ -182,6 +182,12 @@ class Replay:
         return self.out
 
 
+def warm(sim):
+    """Launch `sim` twice before timing: the first launch records its program, the first replay joins its steps
+    (dwlit.replay); the timed turns then see what every later launch of the shape costs."""
+    sim(); sim()
+
+
 def same_bits(a, b) -> bool:
     "True if `a` and `b` have the same dtype, shape and bytes (NaNs included)."
     a, b = np.asarray(a), np.asarray(b)
@@ -250,8 +256,8 @@ def targets(t_sim, t_dir, t_rep) -> str:
 
 
 NOTE = """\
-sim: a repeated launch (the first launch of each shape is not timed), replayed by dwlit.replay: each reduce and the
-multiplies it reads are one step, and runs of chunks one step, with the simulator's bits (tests/test_replay.py).
+sim: a repeated launch, replayed by dwlit.replay (the first two launches of a shape are not timed: the first records,
+the first replay joins each reduce with the multiplies it reads, and runs of chunks, into single steps; same bits).
 replay: the same instruction stream as bare NumPy calls, one per instruction. direct: the fastest NumPy written for
 the convolution itself, free to sum in any order, so its bits may differ in the last places."""
 
