@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib, math
 import numpy as np
 from .memory import Tensor, unset
-from .ap import View, _strided
+from .ap import View, _strided, _extent
 from .isa import OPS, _traces, _elementwise, _reduce, _fill, _copy, _fp32, _write
 
 # %% auto #0
@@ -144,7 +144,7 @@ def _joinable(views, n, deltas) -> bool:
     "True if a run of `n` steps writes disjoint elements (each in its own partition) of a tensor none of its steps reads."
     dst, delta = views[-1], deltas[-1]
     (pstep, parts), free = dst.pattern[0], dst.pattern[1:]
-    span = 1 + sum(abs(s) * (m - 1) for s, m in free)                 # the elements one step writes in a partition
+    lo, hi = _extent(free); span = hi - lo + 1                        # the elements one step writes in a partition
     return (all(v.tensor is not dst.tensor for v in views[:-1]) and delta >= span
             and (parts == 1 or pstep >= (n - 1) * delta + span))
 
