@@ -11,7 +11,7 @@ For each shape, measured in turns so that all see the same machine load:
 - direct: every direct NumPy formulation below; the fastest (by median) is the baseline, and its name is printed;
 - replay: the instruction stream of one traced run, run as bare NumPy calls, one per instruction, on views built
   beforehand (benchlib.Replay). It must reproduce the simulated output bit for bit. A repeated launch of the simulator
-  runs `dwlit.replay`'s fused steps (a reduce with its multiplies, runs of chunks as one step), so it can be faster.
+  runs `dwlit.sim.replay`'s fused steps (a reduce with its multiplies, runs of chunks as one step), so it can be faster.
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
 Times are process CPU time by default (the machine may be shared; see benchlib.timed), BLAS on one thread, and freed
 memory reused (see benchlib.set_memory_from_argv). `--impl DIR` benchmarks the dwlit package in DIR (a prototype).
@@ -30,8 +30,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
                       profile, targets, warm)
 from dwlit import simulate_kernel, AllocationError, SimulatorError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.tiling import PACK, div_ceil, C_TILE_SIZE
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.tiling import PACK, div_ceil, C_TILE_SIZE
 
 F32 = np.float32
 

@@ -28,7 +28,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
                       profile, targets, warm)
 from dwlit import SimulatorError
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
 F32 = np.float32
 

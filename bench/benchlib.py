@@ -5,7 +5,7 @@ traced run, each turned into the NumPy operation the simulator performs for it, 
 built beforehand. No checks, no records, no access-pattern parsing, no allocation (its tensors exist before it runs).
 `traced_replay` proves it is the same stream by comparing its output with the simulator's, bit for bit.
 `Replay.allocate` times what a launch must add around it: the inputs copied into HBM and every other tensor allocated
-NaN-filled. A repeated launch of the simulator is replayed by `dwlit.replay`, which joins each reduce with the
+NaN-filled. A repeated launch of the simulator is replayed by `dwlit.sim.replay`, which joins each reduce with the
 multiplies it reads and runs of chunks into single steps, so the simulator can be faster than this bare replay.
 """
 import importlib, os, statistics, sys, time
@@ -150,8 +150,8 @@ class Replay:
     def __init__(self, tr, inputs: dict, out_name='out'):
         # inputs: {tensor name: NumPy array} for the HBM tensors the kernel reads (simulate_kernel names them after
         # the kernel's arguments: img, filter)
-        from dwlit.isa import OPS
-        from dwlit.memory import DTYPES
+        from dwlit.sim.isa import OPS
+        from dwlit.sim.memory import DTYPES
         size, dtype, name = {}, {}, {}
         for ins in tr.instructions:
             for a in (ins.dst, *ins.srcs):
@@ -184,7 +184,7 @@ class Replay:
 
 def warm(sim):
     """Launch `sim` twice before timing: the first launch records its program, the first replay joins its steps
-    (dwlit.replay); the timed turns then see what every later launch of the shape costs."""
+    (dwlit.sim.replay); the timed turns then see what every later launch of the shape costs."""
     sim(); sim()
 
 
@@ -220,7 +220,7 @@ def check_close(y, ref64, scale64, dtype, taps):
 
 # ---------------------------------------------------------------- shapes from elsewhere (the real layers)
 def shapes_from(spec: str) -> list:
-    "The list of shape dicts at 'module:attribute' (e.g. 'dwlit.layers:BENCH_1D'), for --layers."
+    "The list of shape dicts at 'module:attribute' (e.g. 'dwlit.apps.layers:BENCH_1D'), for --layers."
     mod, _, attr = spec.partition(':')
     obj = getattr(importlib.import_module(mod), attr or 'BENCH')
     obj = obj() if callable(obj) else obj
@@ -256,7 +256,7 @@ def targets(t_sim, t_dir, t_rep) -> str:
 
 
 NOTE = """\
-sim: a repeated launch, replayed by dwlit.replay (the first two launches of a shape are not timed: the first records,
+sim: a repeated launch, replayed by dwlit.sim.replay (the first two launches of a shape are not timed: the first records,
 the first replay joins each reduce with the multiplies it reads, and runs of chunks, into single steps; same bits).
 replay: the same instruction stream as bare NumPy calls, one per instruction. direct: the fastest NumPy written for
 the convolution itself, free to sum in any order, so its bits may differ in the last places."""
@@ -310,7 +310,7 @@ def shapes_of(given, default, a, parse_layer) -> list:
 def report(runs, a, what, impl, threads, memory):
     """Set the clock, print the header (`what`, then how the run is timed), then one row (and its details) per
     (run_shape, shape) of `runs`, then the note on the columns."""
-    from dwlit.memory import DTYPES
+    from dwlit.sim.memory import DTYPES
     dtype = DTYPES[a.dtype]
     set_clock(a.clock)
     print(f"{what}, {a.dtype}, trn1; dwlit from {impl or 'the installed package'}; medians of {a.repeat} runs taken in "

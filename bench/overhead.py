@@ -20,9 +20,10 @@ MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()
 import numpy as np
 from benchlib import traced_replay, load_avg
-from dwlit import simulate_kernel, isa
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit import simulate_kernel
+from dwlit.sim import isa
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
 import real_layers
 
 KINDS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy')
@@ -70,7 +71,7 @@ def measure(spec, repeat):
         K = best(run, repeat)
     finally:
         for k, f in saved.items(): setattr(isa.nisa, k, f)
-    from dwlit.memory import Tensor
+    from dwlit.sim.memory import Tensor
     views = Tensor.ap, Tensor.__getitem__
     try:   # and every view free too: what is left is the kernel's loops, its calls and the launch
         for k in KINDS: setattr(isa.nisa, k, lambda *a, **kw: None)

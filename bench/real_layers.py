@@ -1,11 +1,11 @@
-"""The real layers of chapter 19 (`dwlit.layers`) as benchmark shapes: one representative layer per network, and the two
+"""The real layers of chapter 19 (`dwlit.apps.layers`) as benchmark shapes: one representative layer per network, and the two
 kinds of layer the kernels refuse (a filter of 512 taps or more, a stride of 2), which print the kernel's error.
 
     python bench/bench_conv1d.py --layers real_layers:BENCH_1D      # the 1D ones
     python bench/bench_conv2d.py --layers real_layers:BENCH_2D      # the 2D ones
     python bench/bench_layers.py                                    # both, in one run (see there)
 """
-from dwlit.layers import LAYERS, in_contract, programs_to_fit
+from dwlit.apps.layers import LAYERS, in_contract, programs_to_fit
 
 PICKS = {                      # network: its representative layer (the heaviest that still runs in seconds)
     'Mamba': 'mamba-790m',                        # 1D, k=4, causal padding, 3072 channels: 3 programs on trn1

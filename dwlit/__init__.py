@@ -2,31 +2,32 @@
 
 Modules:
 
-- `dwlit.layers`: One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against XLA's own convolution that a compiler crash cannot take down.
-- `dwlit.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2."""
+- `dwlit.apps.layers`: One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against XLA's own convolution that a compiler crash cannot take down.
+- `dwlit.apps.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2."""
 
 __version__ = "0.1.0"
 
 import importlib
 
 # The simulator: errors and budgets, memory, access patterns, instructions, the launcher.
-from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError,
-                     MAX_PROGRAMS, MAX_HBM_BYTES, MAX_INSTRUCTIONS)
-from .memory import (Tensor, NeuronCore, TARGETS, get_target, set_target, using_target, current_core, use_core,
-                     reset_default_core)
-from .ap import View, touch_counts
-from . import language as nl, isa as nisa
-from .tracing import trace, Trace, Instruction
-from .language import simulate_kernel, kernel
+from .sim.checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError,
+                         MAX_PROGRAMS, MAX_HBM_BYTES, MAX_INSTRUCTIONS)
+from .sim.memory import (Tensor, NeuronCore, TARGETS, get_target, set_target, using_target, current_core, use_core,
+                         reset_default_core)
+from .sim.ap import View, touch_counts
+from .sim import language as nl, isa as nisa
+from .sim.trace import trace, Trace, Instruction
+from .sim.language import simulate_kernel, kernel
 
 # Everything else, imported when first asked for: name -> module.
 _LAZY = {
-    'conv1d_depthwise_default': 'conv1d', 'conv1d_depthwise_f_packing': 'conv1d', 'conv1d_depthwise_bf01_oi01_bf01': 'conv1d',
-    'conv1d_plan': 'conv1d_plan', 'conv2d_depthwise_f01b_o01i_bf01': 'conv2d', 'conv2d_plan': 'conv2d',
-    'parse_conv_labels': 'layouts', 'convert_layout': 'layouts', 'predict': 'timeline',
-    'LAYERS': 'layers', 'Layer': 'layers', 'get_layer': 'layers', 'run_layer': 'layers', 'explain_args': 'layers',
-    'framework_reference': 'layers', 'NotDone': 'exercises', 'EXERCISES': 'exercises',
-    'MORE_EXERCISES': 'more_exercises'}
+    'conv1d_depthwise_default': 'kernels.conv1d', 'conv1d_depthwise_f_packing': 'kernels.conv1d',
+    'conv1d_depthwise_bf01_oi01_bf01': 'kernels.conv1d', 'conv1d_plan': 'kernels.conv1d_plan',
+    'conv2d_depthwise_f01b_o01i_bf01': 'kernels.conv2d', 'conv2d_plan': 'kernels.conv2d',
+    'parse_conv_labels': 'kernels.layouts', 'convert_layout': 'kernels.layouts', 'predict': 'analysis.timeline',
+    'LAYERS': 'apps.layers', 'Layer': 'apps.layers', 'get_layer': 'apps.layers', 'run_layer': 'apps.layers',
+    'explain_args': 'apps.layers', 'framework_reference': 'apps.layers', 'NotDone': 'exercises.basics',
+    'EXERCISES': 'exercises.basics', 'MORE_EXERCISES': 'exercises.more'}
 
 
 def __getattr__(name):

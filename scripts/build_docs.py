@@ -6,7 +6,8 @@
 Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev way; this is the route for machines
 (CI here included) where it is not. Steps:
 
-1. Stage a copy of nbs/ in _docs_build/nbs (the sources are never touched).
+1. Stage a copy of nbs/ in _docs_build/nbs (the sources are never touched), flat: the site has one page per
+   chapter at its root (`09_conv1d_kernels.html`), whichever part's folder keeps the notebook.
 2. `nbdev.serve.proc_nbs` on it: nbdev's own processing, exactly what `nbdev-proc-nbs` does (show_doc for every
    exported function, hidden cells removed, front matter from the title cell), minus its attempt to install Quarto.
 3. Turn nbdev's Quarto cell options into MyST-NB cell tags (`#| echo: false` -> remove-input, `#| code-fold: true`
@@ -24,7 +25,7 @@ import ast, importlib, json, re, shutil, subprocess, sys, time, uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import chapters, label, neighbours, title_and_description  # noqa: E402
+from chapters import chapters, label, neighbours, notebook, title_and_description  # noqa: E402
 
 # What the build imports, all from the dev extra of pyproject.toml (`main` checks them first and names what is missing)
 NEEDS = ['yaml', 'nbdev', 'sphinx', 'myst_nb', 'furo', 'latex2mathml']
@@ -105,6 +106,9 @@ def stage_nbs():
     "Copy nbs/ into the staging folder; report (and work around) cells nbdev-proc-nbs would fail on."
     if work.exists(): shutil.rmtree(work)
     shutil.copytree(nbs, stage, ignore=shutil.ignore_patterns('.ipynb_checkpoints', '_*.ipynb'))
+    for c in chapters():                                   # the parts' folders flattened: one page per chapter
+        (stage / c['file']).rename(stage / Path(c['file']).name)
+    for d in {c['part'] for c in chapters()}: shutil.rmtree(stage / d)
     for f in sorted(stage.glob('*.ipynb')):
         nb = json.loads(f.read_text())
         cells, fixed, shown = [], 0, 0
@@ -306,7 +310,8 @@ def notebook_md(chapter: dict) -> str:
     "The line under a chapter's subtitle: download its notebook from this site, see it in the repository."
     repo, f = repository(), chapter['file']
     there = f' or <a href="{repo}/blob/main/nbs/{f}">see it in the repository</a>' if repo else ''
-    return (f'<p class="dwlit-notebook">This chapter is a notebook: <a href="{f}" download>download {f}</a> '
+    name = Path(f).name                                    # the site keeps its copy beside the page
+    return (f'<p class="dwlit-notebook">This chapter is a notebook: <a href="{name}" download>download {name}</a> '
             f'and open it in JupyterLab (<a href="index.html#open-the-notebooks">how</a>){there}.</p>')
 
 
@@ -315,7 +320,7 @@ def next_md(chapter: dict) -> str:
     nxt = neighbours()[chapter['stem']]
     if nxt is None: return "{.dwlit-next}\n**Next:** that was the last chapter; [the list of chapters](index.ipynb#the-chapters)."
     desc = f": {nxt['description']}" if nxt['description'] else ''
-    return f"{{.dwlit-next}}\n**Next:** [{label(nxt)}]({nxt['file']}){desc}"
+    return f"{{.dwlit-next}}\n**Next:** [{label(nxt)}]({nxt['stem']}.ipynb){desc}"
 
 
 _re_nested_link = re.compile(r'\[\[(`[^`\]]+`)\]\([^)\s]*\)\]\(')
@@ -359,7 +364,8 @@ def local_links(nb_text: str, pages: dict) -> str:
     "Links made local to this site: nbdev's to the Quarto site (`{site-url}/access_patterns.html#make_view`), notebooks'."
     site = _yaml((nbs / 'nbdev.yml').read_text())['website']['site-url'].rstrip('/')
     nb_text = re.sub(re.escape(site) + r'/([\w.-]+\.html)', lambda m: pages.get(m.group(1), m.group(0)), nb_text)
-    return re.sub(r'\]\((\w+)\.ipynb([#)])', r'](\1.html\2', nb_text)     # [Memory](01_memory.ipynb)
+    # [Memory](../sim/01_memory.ipynb), [Memory](sim/01_memory.ipynb) from the index: the site's pages are flat
+    return re.sub(r'\]\((?:\.\./)?(?:\w+/)?(\w+)\.ipynb([#)])', r'](\1.html\2', nb_text)
 
 
 def write_sources():
@@ -368,10 +374,10 @@ def write_sources():
     src.mkdir(parents=True, exist_ok=True)
     nbs_in = {f: json.loads(f.read_text()) for f in sorted(proc.glob('*.ipynb'))}
     pages = {_front_matter(nb).get('output-file', f.stem + '.html'): f.stem + '.html' for f, nb in nbs_in.items()}
-    chs = {c['file']: c for c in chapters()}
+    chs = {Path(c['file']).name: c for c in chapters()}
     for f, nb in nbs_in.items():
         # nbdev's front matter keeps only the first lines of a description that wraps over several `>` lines
-        desc = title_and_description(nbs / f.name)[1] if (nbs / f.name).exists() else None
+        desc = title_and_description(notebook(f.stem))[1] if f.name in chs or f.stem == 'index' else None
         NB_NAME[0] = f.name
         nb = nb_for_sphinx(nb, f.name == 'index.ipynb', sidebar, desc, chs.get(f.name))
         (src / f.name).write_text(local_links(json.dumps(nb, indent=1), pages))
@@ -492,10 +498,16 @@ def for_reading(page: str) -> str:
     return _re_checks.sub(r'\1Show the checks\2Hide the checks', page)
 
 
+def source_paths(page: str) -> str:
+    "The theme's 'view'/'edit' links point at `nbs/NN_x.ipynb` (the flat page's name): make them the part's folder's."
+    for c in chapters(): page = re.sub(rf'(/(?:blob|edit)/main/nbs/){c["stem"]}\.ipynb', rf'\g<1>{c["file"]}', page)
+    return page
+
+
 def adjust_pages():
     "`for_reading` on every page of the site."
     for p in sorted(out.glob('*.html')):
-        if p.name != 'search.html': p.write_text(for_reading(p.read_text()))
+        if p.name != 'search.html': p.write_text(source_paths(for_reading(p.read_text())))
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """The chapter list, read off the file names in nbs/: one place for the docs sidebar, the index and the site test.
 
-A chapter is `nbs/NN_name.ipynb`; its title and one-line description come from its first markdown cell
+A chapter is `nbs/PART/NN_name.ipynb`, where PART is the folder of the book's part (named like the package's part it
+exports, e.g. `nbs/kernels/`); chapters are numbered through the whole book. Its title and one-line description come from its first markdown cell
 (`# Title` and `> description`, the nbdev convention). Chapters are grouped into the sections below by number:
 a new notebook joins the sidebar and the index on its own; a new section is one line in `SECTIONS`."""
 import json, re
@@ -38,15 +39,24 @@ def section_of(num: int) -> str:
 
 
 def chapters(path=nbs):
-    "Every chapter in `path` in order: dicts with file, stem, num, title, description, section."
+    "Every chapter in `path` in order: dicts with file (its path in nbs/), stem, num, title, description, section."
     out = []
-    for f in sorted(Path(path).iterdir()):
+    for f in sorted(Path(path).glob('*/*.ipynb'), key=lambda f: f.name):
         m = _re_chapter.match(f.name)
-        if not m: continue
+        if not m or f.parent.name.startswith(('_', '.')): continue
         title, desc = title_and_description(f)
         num = int(m.group(1))
-        out.append(dict(file=f.name, stem=f.stem, num=num, tag=f"{num}{m.group(2)}", title=title, description=desc, section=section_of(num)))
+        out.append(dict(file=f.relative_to(path).as_posix(), stem=f.stem, part=f.parent.name, num=num,
+                        tag=f"{num}{m.group(2)}", title=title, description=desc, section=section_of(num)))
     return out
+
+
+def notebook(stem: str) -> Path:
+    "The notebook of chapter `stem` ('09_conv1d_kernels'), or of the home page ('index'), wherever its part keeps it."
+    if stem == 'index': return nbs / 'index.ipynb'
+    found = sorted(nbs.glob(f'*/{stem}.ipynb'))
+    if len(found) != 1: raise FileNotFoundError(f"no single notebook nbs/*/{stem}.ipynb (found {len(found)})")
+    return found[0]
 
 
 def label(c: dict) -> str:

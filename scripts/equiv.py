@@ -29,10 +29,10 @@ import numpy as np
 import ml_dtypes
 import dwlit
 from dwlit import simulate_kernel, trace, kernel, SimulatorError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.memory import NeuronCore, use_core, ndarray, float32, float16, bfloat16, sbuf, psum, hbm, shared_hbm
-from dwlit import isa as nisa, language as nl
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.sim.memory import NeuronCore, use_core, ndarray, float32, float16, bfloat16, sbuf, psum, hbm, shared_hbm
+from dwlit.sim import isa as nisa, language as nl
 
 DT = {'float32': np.float32, 'float16': np.float16, 'bfloat16': ml_dtypes.bfloat16}
 DTS = [float32, float16, bfloat16]

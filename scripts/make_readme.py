@@ -21,13 +21,13 @@ import json, re, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import root, nbs, sidebar_yml, chapter_list_md, title_and_description  # noqa: E402
+from chapters import root, nbs, notebook, sidebar_yml, chapter_list_md, title_and_description  # noqa: E402
 
 index = nbs / 'index.ipynb'
 START, END = '<!-- chapters -->', '<!-- /chapters -->'
 README_ONLY = '<!-- readme-only'      # a markdown cell of the index that starts so is README's alone (the site drops it)
 _re_block = re.compile(re.escape(START) + r'.*?' + re.escape(END), re.S)
-_re_nblink = re.compile(r'\]\((\d\d[a-z]?_\w+\.ipynb|index\.ipynb)([#)])')
+_re_nblink = re.compile(r'\]\(((?:\w+/)?\d\d[a-z]?_\w+\.ipynb|index\.ipynb)([#)])')
 
 
 def _src(cell) -> str: return ''.join(cell['source'])
@@ -61,15 +61,16 @@ def readme_text(nb: dict) -> str:
     return '\n\n'.join(parts) + '\n'
 
 
-_re_from_nb = re.compile(r'File to edit: \.\./nbs/(\w+)\.ipynb')
+_re_from_nb = re.compile(r'File to edit: (?:\.\./)+nbs/(?:\w+/)?(\w+)\.ipynb')
 
 
 def modules() -> list:
     "(module, notebook stem) for every module of dwlit/ exported from a notebook, in chapter order."
     mods = []
-    for py in sorted((root / 'dwlit').glob('*.py')):
+    for py in sorted((root / 'dwlit').rglob('*.py')):
         m = _re_from_nb.search(py.read_text())
-        if m and not py.name.startswith('_'): mods.append((f"dwlit.{py.stem}", m.group(1)))
+        if m and not py.name.startswith('_'):
+            mods.append(('.'.join(py.relative_to(root).with_suffix('').parts), m.group(1)))
     return sorted(mods, key=lambda m: (m[1], m[0]))
 
 
@@ -83,7 +84,7 @@ def llms_txt() -> str:
              "`from dwlit import nl, nisa, simulate_kernel` writes and runs your own kernel.", "",
              "- [Home: what the book teaches, the chapters, how to open the notebooks, a first kernel](index.html)", "", "## Modules", ""]
     for mod, stem in modules():
-        title, d = title_and_description(nbs / f'{stem}.ipynb')
+        title, d = title_and_description(notebook(stem))
         lines.append(f"- [{mod}]({stem}.html): {title.replace('`', '')}. {d}")
     return '\n'.join(lines) + '\n'
 

@@ -3,8 +3,8 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from dwlit.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core
-from dwlit.checks import AccessPatternError, SimulatorError
+from dwlit.sim.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core
+from dwlit.sim.checks import AccessPatternError, SimulatorError
 
 
 def explicit_addresses(pattern, offset):

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings, example, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, kernel, SimulatorError
-from dwlit.checks import SimulatorTypeError, MAX_PROGRAMS
-from dwlit.memory import NeuronCore, use_core, ndarray, float32
-from dwlit.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_sbuf_bytes
-from dwlit.tiling import dispatch_decision, instruction_free_sizes, spmd_tile_table
-from dwlit.conv1d_plan import sbuf_report, max_W, conv1d_plan
-from dwlit.im2col import read_map, window_ap, broadcast_ap, depthwise_as_dense, conv1d_dense_on_pe_array
+from dwlit.sim.checks import SimulatorTypeError, MAX_PROGRAMS
+from dwlit.sim.memory import NeuronCore, use_core, ndarray, float32
+from dwlit.kernels.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_sbuf_bytes
+from dwlit.kernels.tiling import dispatch_decision, instruction_free_sizes, spmd_tile_table
+from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan
+from dwlit.kernels.im2col import read_map, window_ap, broadcast_ap, depthwise_as_dense, conv1d_dense_on_pe_array
 
 SECONDS, MEGABYTES = 10, 200          # every call ends within these, whatever it is given
 LINE_NUMBER = re.compile(r"\bL\d{2,4}\b")

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, assume, example, strategies as st, HealthCheck
 
-from dwlit.memory import NeuronCore, use_core, hbm_tensor
-from dwlit.checks import SimulatorError, SimulatorTypeError
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, _check_conv2d_args
-from dwlit.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilated_row_sources, h_window_plan,
+from dwlit.sim.memory import NeuronCore, use_core, hbm_tensor
+from dwlit.sim.checks import SimulatorError, SimulatorTypeError
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, _check_conv2d_args
+from dwlit.kernels.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilated_row_sources, h_window_plan,
                             plan_errors, tile_rows, dilate_tile, PAD, ZERO)
-from dwlit.layouts import parse_layout, parse_conv_labels, convert_layout, in_perm_label, f01b_gather, contiguous_runs, tiled_dve_transpose_210
+from dwlit.kernels.layouts import parse_layout, parse_conv_labels, convert_layout, in_perm_label, f01b_gather, contiguous_runs, tiled_dve_transpose_210
 
 SECONDS = 20          # per call; every call here needs well under a second when it behaves
 MEGABYTES = 1500      # address space a call may add; the machine is shared, so a runaway allocation must fail fast

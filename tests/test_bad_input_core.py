@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import nl, nisa, simulate_kernel
-from dwlit.memory import ndarray, hbm_tensor, NeuronCore, use_core, float32, bfloat16, sbuf, psum, hbm, shared_hbm, TARGETS
-from dwlit.checks import MAX_HBM_BYTES, MAX_PROGRAMS
+from dwlit.sim.memory import ndarray, hbm_tensor, NeuronCore, use_core, float32, bfloat16, sbuf, psum, hbm, shared_hbm, TARGETS
+from dwlit.sim.checks import MAX_HBM_BYTES, MAX_PROGRAMS
 
 SETTINGS = dict(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -202,7 +202,7 @@ def test_explain_advice_is_the_plans_and_following_it_fits():
     assert fits('conv1d', '--shape', '1,1024,20000', '--programs', '8')
     assert not fits('conv1d', '--shape', '1,1024,20000', '--programs', '7')                # the fewest
     assert 'predicted time: not computed: the plan does not fit SBUF' in out
-    from dwlit.conv1d_plan import conv1d_plan
+    from dwlit.kernels.conv1d_plan import conv1d_plan
     for shape, programs in (('1,1024,30000', '1'), ('1,128,40000', '4'), ('2,600,60000', '3'), ('1,300,26000', '2')):
         base = ('conv1d', '--shape', shape, '--programs', programs)
         out = ' '.join(dwlit('explain', *base, '--no-predict').stdout.split())
@@ -237,7 +237,7 @@ def test_explain_a_row_longer_than_any_partition_names_the_longest_that_fits():
 
 def test_explain_a_real_layer():
     "--layer NAME plans a preset of chapter 19 on the fewest programs that fit; --batch, --programs, --dtype, --target."
-    from dwlit.layers import LAYERS, programs_to_fit
+    from dwlit.apps.layers import LAYERS, programs_to_fit
     r = dwlit('explain', '--layer', 'mamba-2.8b')
     out, flat = r.stdout, ' '.join(r.stdout.split())
     assert r.returncode == 0 and out.startswith('layer mamba-2.8b: Mamba-2.8B'), r.stderr
@@ -262,12 +262,12 @@ def test_explain_a_real_layer():
 
 def test_explain_list_layers_names_every_preset():
     r = dwlit('explain', '--list-layers')
-    from dwlit.layers import LAYERS, in_contract
+    from dwlit.apps.layers import LAYERS, in_contract
     lines = r.stdout.splitlines()
     assert r.returncode == 0 and max(map(len, lines)) <= 100
     rows = {l.split()[0]: l for l in lines if l.split() and l.split()[0] in LAYERS}
     assert list(rows) == list(LAYERS)
-    from dwlit.cli import main                                     # in this process: 29 starts of dwlit are slow
+    from dwlit.apps.cli import main                                     # in this process: 29 starts of dwlit are slow
     for name, line in rows.items():                                # and every name it lists is taken, or refused
         assert line.endswith('yes') == (not in_contract(name)), line
         out, err = io.StringIO(), io.StringIO()
@@ -287,7 +287,7 @@ def test_every_explanation_says_why_when_there_is_no_predicted_time():
 
 def test_the_tour_reports_a_wrong_kernel(monkeypatch, capsys):
     "The tour can fail: with a kernel that adds a small error, its line says FAIL and the status is 1."
-    from dwlit import cli, tour
+    from dwlit.apps import cli, tour
     real = tour.tour_cases
     def broken(seed=0):
         cases = real(seed)
@@ -348,7 +348,7 @@ def test_explain_plans_from_shapes_and_says_what_it_skipped(args, skipped):
 
 
 def test_explain_never_allocates_the_input_when_it_does_not_predict(monkeypatch):
-    from dwlit import cli
+    from dwlit.apps import cli
     monkeypatch.setattr(cli.np, 'zeros', lambda *a, **k: pytest.fail("explain made an array"))
     for kw in (dict(predict_time=False), dict(predict_time=None, shape=(10**6, 3, 10))):
         text = cli.explain_conv1d(**{'shape': (4, 256, 1000), **kw})
@@ -371,12 +371,12 @@ def test_a_huge_seed_is_refused_shortened():
 
 @pytest.mark.parametrize("text", ['1,2,\u0663', '1,2,\uff13', '1,2,3.0', '1,2,1_0', '1,,2', '', '+1,2,3'])
 def test_parse_ints_takes_ascii_digits_only(text):
-    from dwlit.cli import parse_ints, UsageError
+    from dwlit.apps.cli import parse_ints, UsageError
     with pytest.raises(UsageError, match='--shape must be 3 comma-separated integers'): parse_ints(text, '--shape', (3,), 1)
 
 
 def test_parse_ints_reads_leading_zeros_and_refuses_long_values_without_reading_them():
-    from dwlit.cli import parse_ints, UsageError
+    from dwlit.apps.cli import parse_ints, UsageError
     assert parse_ints('0000000000000000000000000007', '--batch', (1,), 1) == (7,)
     with pytest.raises(UsageError, match=r"--batch must be <= 10,000,000, got '1000"): parse_ints('1' + '0' * 100000, '--batch', (1,), 1)
     with pytest.raises(UsageError, match=r"--padding must be >= 0, got '-9"): parse_ints('-' + '9' * 100, '--padding', (1,), 0)

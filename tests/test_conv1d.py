@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, SimulatorError, AllocationError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
 
 DTYPES = {'float32': (np.float32, 1e-5), 'float16': (np.float16, 2e-3), 'bfloat16': (ml_dtypes.bfloat16, 1.6e-2)}
 
@@ -178,10 +178,10 @@ def test_float64_input_is_refused():
 @given(st.data())
 def test_sbuf_error_advises_more_programs_only_when_one_tile_fits(data):
     "A call that does not fit SBUF: the message says more programs would fit exactly when one channel tile alone fits."
-    from dwlit.conv1d import conv1d_sbuf_bytes
-    from dwlit.tiling import div_ceil, PACK, program_tiles
-    from dwlit.conv1d_plan import conv1d_plan
-    from dwlit.memory import TARGETS
+    from dwlit.kernels.conv1d import conv1d_sbuf_bytes
+    from dwlit.kernels.tiling import div_ceil, PACK, program_tiles
+    from dwlit.kernels.conv1d_plan import conv1d_plan
+    from dwlit.sim.memory import TARGETS
     long_rows = data.draw(st.booleans())                          # few channels and long rows, or many and short
     N = data.draw(st.integers(1, 2))
     C = data.draw(st.integers(1, 400) if long_rows else st.integers(129, 1500))

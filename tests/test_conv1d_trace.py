@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, trace, kernel, AllocationError, current_core, using_target
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
 
 
 def ceil(a, b): return -(-a // b)

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError, NeuronCore, use_core
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.cost import (cost_model, instruction_cost, dtype_bytes, COST_MODELS, dma_runs, contiguous_run, pe_tflops,
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.analysis.cost import (cost_model, instruction_cost, dtype_bytes, COST_MODELS, dma_runs, contiguous_run, pe_tflops,
                         vector_cycles)
-from dwlit.timeline import predict            # a dependent instruction's penalty is decided where it is scheduled
+from dwlit.analysis.timeline import predict            # a dependent instruction's penalty is decided where it is scheduled
 
 
 def _trace(fn, *args, **kw):
@@ -268,7 +268,7 @@ def test_dma_runs_match_a_brute_force_count(P, A, B, perm, sl, pad):
 
 
 def test_runs_of_the_dense_weight_load_are_single_elements():
-    from dwlit.im2col import conv1d_dense_on_pe_array, depthwise_as_dense
+    from dwlit.kernels.im2col import conv1d_dense_on_pe_array, depthwise_as_dense
     f = np.ones((16, 1, 1, 3), np.float32)
     tr = _trace(conv1d_dense_on_pe_array, np.ones((1, 16, 1, 20), np.float32), depthwise_as_dense(f), ((0, 0), (0, 0)),
                 (1, 16, 1, 18))
@@ -289,17 +289,17 @@ def test_bad_input_errors():
 
 def test_every_field_is_marked_cited_or_assumed_at_its_definition():
     import inspect, re
-    import dwlit.cost
-    from dwlit.cost import CONVENTIONS, CostModel
+    import dwlit.analysis.cost
+    from dwlit.analysis.cost import CONVENTIONS, CostModel
     fields = [f for f in CostModel.__dataclass_fields__ if f != 'target']
     assert sorted(CONVENTIONS) == sorted(fields)
-    comments = dict(re.findall(r"^    (\w+): [^#\n]*# (CITED|ASSUMED)\b", inspect.getsource(dwlit.cost.CostModel), re.M))
+    comments = dict(re.findall(r"^    (\w+): [^#\n]*# (CITED|ASSUMED)\b", inspect.getsource(dwlit.analysis.cost.CostModel), re.M))
     assert {f: CONVENTIONS[f][0] for f in fields} == {f: comments.get(f) for f in fields}
     assert all(s in ('CITED', 'ASSUMED') for s, _, _ in CONVENTIONS.values())
     # every anchor named is an entry of the sources chapter
     import json, pathlib
     src = ''.join(''.join(c['source']) for c in json.loads(
-        (pathlib.Path(__file__).parent.parent / 'nbs' / '27_sources.ipynb').read_text())['cells'])
+        (pathlib.Path(__file__).parent.parent / 'nbs' / 'reference' / '27_sources.ipynb').read_text())['cells'])
     anchors = set(re.findall(r'<a id="([\w-]+)"></a>', src))
     assert {a for _, aa, _ in CONVENTIONS.values() for a in aa.split()} <= anchors
 
@@ -403,7 +403,7 @@ def test_instruction_cost_checks_its_arguments(small_trace):
 
 
 def test_a_hand_built_model_is_checked_too():
-    from dwlit.cost import CostModel
+    from dwlit.analysis.cost import CostModel
     with pytest.raises(SimulatorError, match="dma_engine_gbps must be > 0"):
         CostModel('mine', dict(Tensor=1, Vector=1, Scalar=1, GpSimd=1), {2: 128, 4: 128}, 0, 4.0)
 
@@ -440,7 +440,7 @@ def test_tensor_scalar_and_activation_prices_by_hand(target, dt, vec, vec_modes,
 
 
 def test_engines_without_a_cost_rule_are_refused():
-    from dwlit.checks import NotModelledError
+    from dwlit.sim.checks import NotModelledError
     @kernel
     def k(x):
         a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)

@@ -1,7 +1,7 @@
 """Dilation sizes, the dilate-and-scatter kernel and the H-window plan, checked against independent constructions."""
 import numpy as np
 from hypothesis import given, settings, assume, strategies as st
-from dwlit.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilate_tile, h_window_plan,
+from dwlit.kernels.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilate_tile, h_window_plan,
                             plan_errors, dilated_row_sources, PAD, ZERO)
 
 

@@ -1,5 +1,5 @@
-"""Chapter 17's contenders (dwlit.engines): every design matches a plain-loop reference on random shapes (fp32 and
-bf16) and refuses what it cannot do; chapter 18's decision maps (dwlit.decision_map) count what they say they count,
+"""Chapter 17's contenders (dwlit.contenders.engines): every design matches a plain-loop reference on random shapes (fp32 and
+bf16) and refuses what it cannot do; chapter 18's decision maps (dwlit.analysis.decision_map) count what they say they count,
 and the verdict's numbers agree with an independent recount from the traces."""
 import numpy as np
 import ml_dtypes
@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import trace, SimulatorError
-from dwlit.cost import cost_model
-from dwlit.timeline import predict
-from dwlit.engines import (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe,
+from dwlit.analysis.cost import cost_model
+from dwlit.analysis.timeline import predict
+from dwlit.contenders.engines import (conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe,
                            conv2d_depthwise_packed_vector, depthwise1d_reference, depthwise2d_reference, contender_trace,
                            CONTENDERS, DIAG_BUDGET_BYTES, TUNED, step_width, designs)
-from dwlit.decision_map import engine_map, win_counts, sensitivity, VARIANTS, robustness, verdict, verdict_lines, on_target
+from dwlit.analysis.decision_map import engine_map, win_counts, sensitivity, VARIANTS, robustness, verdict, verdict_lines, on_target
 
 
 def _loop_ref_1d(img, filt, pad):
@@ -115,7 +115,7 @@ def test_map_counts_and_sensitivity():
 
 
 def test_every_assumed_convention_is_varied():
-    from dwlit.cost import CONVENTIONS, CostModel
+    from dwlit.analysis.cost import CONVENTIONS, CostModel
     assumed = {f for f, (s, _, _) in CONVENTIONS.items() if s == 'ASSUMED'}
     assert set(VARIANTS) == assumed
     for f, vs in VARIANTS.items():
@@ -191,7 +191,7 @@ def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
 
 
 def test_step_width_runs_the_same_kernel_wider_and_restores_it():
-    import dwlit.tiling as tiling
+    import dwlit.kernels.tiling as tiling
     narrow = contender_trace('1D', 'Vector (original)', 3, 2000, check=True)
     wide = contender_trace('1D', 'Vector, step 2048', 3, 2000, check=True)          # still checked against the reference
     assert tiling.PACK == 512

@@ -6,17 +6,17 @@ import pytest
 from PIL import Image
 
 from dwlit import nl, nisa, NotDone
-from dwlit.tiling import div_ceil
-from dwlit.tiling import spmd_tile_table
-from dwlit.dilation import calc_dilated_dimension, h_window_plan, plan_errors
-from dwlit.exercises import (EXERCISES, Result, dataflow, progress, check_window_view, check_filter_view,
+from dwlit.kernels.tiling import div_ceil
+from dwlit.kernels.tiling import spmd_tile_table
+from dwlit.kernels.dilation import calc_dilated_dimension, h_window_plan, plan_errors
+from dwlit.exercises.basics import (EXERCISES, Result, dataflow, progress, check_window_view, check_filter_view,
                              check_conv1d_tile, check_program_channels, window_view_solution, conv1d_tile_solution,
                              program_channels_solution, _kernel_channels, _call, _error, _not_done, _passed, _wrong)
-from dwlit.more_exercises import (MORE_EXERCISES, check_chunk_loop, check_dilated_row, check_h_tile, check_strided_conv1d,
+from dwlit.exercises.more import (MORE_EXERCISES, check_chunk_loop, check_dilated_row, check_h_tile, check_strided_conv1d,
                                   h_tile_solution, _h_cases)
-from dwlit.checks import AccessPatternError, SimulatorError
-from dwlit.tracing import trace
-from dwlit.memory import NeuronCore, use_core
+from dwlit.sim.checks import AccessPatternError, SimulatorError
+from dwlit.sim.trace import trace
+from dwlit.sim.memory import NeuronCore, use_core
 
 
 ALL = {**EXERCISES, **MORE_EXERCISES}          # chapter 22's exercises 1-4 and chapter 23's 5-8
@@ -348,7 +348,7 @@ def test_h_tile_wrong_answers():
 def test_h_tile_check_agrees_with_chapter_08_on_the_literal_plan():
     "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 12's"
     " plan_errors finds wrong output rows; otherwise only for the extra row it loads below its span (harmless there)."
-    from dwlit.more_exercises import _h_tile_verdict
+    from dwlit.exercises.more import _h_tile_verdict
     shapes_with_wrong_rows = shapes_with_only_an_extra_row = 0
     for seed in range(6):
         for in_H, k_H, pads, dil, m in _h_cases(seed):
@@ -504,7 +504,7 @@ def test_exercise_6_needs_the_dma_and_exercise_7_the_empty_tile():
 
 def test_import_star_gives_a_stub_what_it_needs_and_no_solution():
     ns = {}
-    exec('from dwlit.exercises import *', ns)
+    exec('from dwlit.exercises.basics import *', ns)
     assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'reveal_solution', 'progress', 'check_window_view'} <= set(ns)
     assert not [k for k in ns if k.endswith('_solution') and k != 'reveal_solution']
     exec("def window_view(img_full, T, image_size, c_tile, W_out, W_f):\n"
@@ -527,7 +527,7 @@ def test_a_check_without_matplotlib_answers_in_words(monkeypatch):
 
 def test_import_star_of_chapter_18b_and_its_progress():
     ns = {}
-    exec('from dwlit.more_exercises import *', ns)
+    exec('from dwlit.exercises.more import *', ns)
     assert {'nl', 'nisa', 'div_ceil', 'NotDone', 'reveal_solution', 'progress', 'check_chunk_loop', 'MORE_EXERCISES'} <= set(ns)
     assert not [k for k in ns if k.endswith('_solution') and k != 'reveal_solution']
     ns['h_tile'] = h_tile_solution
@@ -537,8 +537,8 @@ def test_import_star_of_chapter_18b_and_its_progress():
 
 
 def test_reveal_solution_on_either_page(capsys):
-    from dwlit.exercises import reveal_solution
-    from dwlit.more_exercises import reveal_solution as reveal_any
+    from dwlit.exercises.basics import reveal_solution
+    from dwlit.exercises.more import reveal_solution as reveal_any
     reveal_solution(2)
     assert 'def filter_view_solution(' in capsys.readouterr().out
     with pytest.raises(SimulatorError, match='n must be one of 1, 2, 3, 4, got n=5'): reveal_solution(5)

@@ -36,7 +36,7 @@ def _view():
 
 
 def _trace():
-    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
     rng = np.random.default_rng(0)
     x, f = rng.standard_normal((1, 130, 1, 40)).astype(np.float32), rng.standard_normal((130, 1, 1, 3)).astype(np.float32)
     with dwlit.trace() as tr:
@@ -45,7 +45,7 @@ def _trace():
 
 
 def _gather():
-    from dwlit.layouts import f01b_gather
+    from dwlit.kernels.layouts import f01b_gather
     C, H, W, N = 3, 3, 4, 2
     img = dwlit.nl.ndarray((C, H, W, N), dwlit.nl.float32, buffer=dwlit.nl.hbm)
     img.write(np.arange(C * H * W * N).reshape(C, H, W, N))
@@ -53,7 +53,7 @@ def _gather():
 
 
 def _dilated():
-    from dwlit.dilation import dilate_tile
+    from dwlit.kernels.dilation import dilate_tile
     x = np.arange(1, 13, dtype=np.float32).reshape(1, 3, 4)
     return x[0], dilate_tile(x, (2, 3), ((1, 2), (1, 0)))[0], (2, 3), ((1, 2), (1, 0))
 
@@ -70,7 +70,7 @@ SAMPLES = {
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),
     'dilation.h_window_animation': lambda f: f(),
     'im2col.show_im2col': lambda f: f(8, 3, 1, 1),
-    'tracing.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
+    'trace.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
     'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
     'decision_map.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
     'networks.plot_network': lambda f: f([dwlit.run_layer(n, N=1) for n in ('conformer-m', 'mobilenetv2-576x14')],
@@ -79,7 +79,7 @@ SAMPLES = {
 
 
 def _engine_map():
-    from dwlit.decision_map import engine_map
+    from dwlit.analysis.decision_map import engine_map
     return engine_map('1D', sizes=(3, 31), widths=(64, 256), check=False)
 
 
@@ -87,12 +87,13 @@ def drawing_functions() -> list:
     "('module.function', function) for every exported drawing function of dwlit."
     import importlib, pkgutil
     out = []
-    for m in pkgutil.iter_modules(dwlit.__path__):
-        if m.name.startswith('_') or m.name == 'cli': continue
-        mod = importlib.import_module(f'dwlit.{m.name}')
+    for m in pkgutil.walk_packages(dwlit.__path__, 'dwlit.'):
+        leaf = m.name.rpartition('.')[2]
+        if leaf.startswith('_') or leaf == 'cli' or m.ispkg: continue
+        mod = importlib.import_module(m.name)
         for name in getattr(mod, '__all__', []):
             fn = getattr(mod, name, None)
-            if inspect.isfunction(fn) and _re_drawing.match(name): out.append((f'{m.name}.{name}', fn))
+            if inspect.isfunction(fn) and _re_drawing.match(name): out.append((f'{leaf}.{name}', fn))
     return sorted(out)
 
 

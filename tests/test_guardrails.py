@@ -101,7 +101,7 @@ def test_every_intrinsic_names_the_numpy_operand(call, arg):
 ])
 def test_unmodelled_nki_names_say_so_and_list_what_is_modelled(ns, name, hint):
     "An NKI name dwlit does not model can be looked up (a helper module's table may hold it); using it raises."
-    from dwlit.checks import Unmodelled
+    from dwlit.sim.checks import Unmodelled
     nsname = 'nl' if ns is nl else 'nisa'
     stand_in = getattr(ns, name)
     assert isinstance(stand_in, Unmodelled) and stand_in == getattr(ns, name)
@@ -140,7 +140,7 @@ def test_unmodelled_name_inside_a_kernel():
 def test_the_1d_entry_point_refuses_more_than_max_instructions_before_running():
     "N = 10**6 batch elements of a tiny row: refused from the plan at once, not after a minute of simulation."
     import time
-    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
+    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
     x, f = np.ones((10**6, 1, 1, 4), np.float32), np.ones((1, 1, 1, 3), np.float32)
     t0 = time.perf_counter()
     with pytest.raises(SimulatorError, match=r"would issue at least 2,000,000 instructions .* at most 1,000,000"):
@@ -153,8 +153,8 @@ def test_the_1d_entry_point_refuses_more_than_max_instructions_before_running():
 def test_touch_counts_is_bounded_before_it_allocates():
     "A 2^27-element step-0 view of a 4-element tensor: refused at once (it used to peak at 3.2 GB)."
     import resource
-    from dwlit.ap import touch_counts, MAX_TOUCH_ELEMENTS
-    from dwlit.memory import NeuronCore, use_core
+    from dwlit.sim.ap import touch_counts, MAX_TOUCH_ELEMENTS
+    from dwlit.sim.memory import NeuronCore, use_core
     with use_core(NeuronCore('trn1')):
         t = nl.ndarray((4,), nl.float32, buffer=nl.hbm)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -167,7 +167,7 @@ def test_touch_counts_is_bounded_before_it_allocates():
 
 def test_a_huge_lhs_dilation_on_a_one_pixel_image_is_the_no_op_it_is():
     "lhs_dilation=(10**30, 10**30) on a 1x1 image dilates nothing: the answer is img * filter, not an overflow."
-    from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
     x = np.array([2.0, -1.0, 0.5, 3.0], np.float32).reshape(4, 1, 1, 1)          # f01b: C=4, H=W=N=1
     f = np.array([1.5, 2.0, -4.0, 0.25], np.float32).reshape(4, 1, 1, 1)         # o01i: a 1x1 filter
     y = simulate_kernel(conv2d_depthwise_f01b_o01i_bf01, x, f, ((0, 0), (0, 0)), lhs_dilation=(10**30, 10**30))

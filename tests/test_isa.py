@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 
 import dwlit
 from dwlit import nl, nisa, trace, simulate_kernel, kernel, SimulatorError, AllocationError, NotModelledError
-from dwlit.memory import NeuronCore, use_core, using_target
+from dwlit.sim.memory import NeuronCore, use_core, using_target
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 OPS = [(nl.multiply, np.multiply), (nl.add, np.add), (nl.subtract, np.subtract), (nl.maximum, np.maximum)]

@@ -12,6 +12,7 @@ import pytest
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
 from browser import Chromium, have_chromium, MISSING  # noqa: E402
+from chapters import notebook  # noqa: E402
 
 # chapter:widget, the first whose notebook exists and has slider widgets. Default: chapter 8's dispatch explorer,
 # which once redrew a blank figure in a live JupyterLab (a print before the figure in one ipywidgets Output); every
@@ -29,8 +30,10 @@ def _has_widget(path):
 
 def chapter():
     "(notebook stem, index of its slider widget) to drive."
-    return next(((n, w) for n, w in LAB if (root / 'nbs' / f'{n}.ipynb').exists() and _has_widget(root / 'nbs' / f'{n}.ipynb')),
-                (None, 0))
+    def found(n):
+        try: return notebook(n)
+        except FileNotFoundError: return None
+    return next(((n, w) for n, w in LAB if found(n) and _has_widget(found(n))), (None, 0))
 
 
 CHAPTER, WIDGET = chapter()
@@ -47,7 +50,7 @@ def lab(tmp_path):
     if CHAPTER is None: pytest.fail(f"none of the chapters {LAB} exists with a slider widget")
     name = CHAPTER + '.ipynb'
     work = tmp_path / 'nbs'; work.mkdir()
-    (work / name).write_text((root / 'nbs' / name).read_text())
+    (work / name).write_text(notebook(CHAPTER).read_text())
     port, token = _free_port(), secrets.token_hex(16)
     env = {**os.environ, 'JUPYTER_CONFIG_DIR': str(tmp_path / 'config'), 'JUPYTER_RUNTIME_DIR': str(tmp_path / 'runtime'),
            'JUPYTERLAB_SETTINGS_DIR': str(tmp_path / 'settings'), 'JUPYTERLAB_WORKSPACES_DIR': str(tmp_path / 'ws'),

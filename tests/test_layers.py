@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dwlit import SimulatorError, TARGETS
-import dwlit.layers as L
-from dwlit.layers import (LAYERS, Layer, RefCase, Reference, get_layer, in_contract, kernel_args, explain_args,
+import dwlit.apps.layers as L
+from dwlit.apps.layers import (LAYERS, Layer, RefCase, Reference, get_layer, in_contract, kernel_args, explain_args,
                           programs_to_fit, layer_plan, run_layer, framework_reference, xla_reference, numpy_reference,
                           jax_dimension_numbers, compare, error_bound, check_runs, layer_case)
 
@@ -96,11 +96,11 @@ def test_explain_args():
 
 @pytest.mark.parametrize('name', ['conformer-m', 'mobilenetv2-960x7'])
 def test_explain_args_feed_the_cli_planner(name):
-    import dwlit.cli as cli
+    import dwlit.apps.cli as cli
     kind, kw = explain_args(name)
     fn = getattr(cli, f'explain_{kind}', None)
     if fn is None or not set(kw) | {'predict_time'} <= set(inspect.signature(fn).parameters):
-        pytest.skip(f"dwlit.cli.explain_{kind} no longer takes {sorted(kw)}")
+        pytest.skip(f"dwlit.apps.cli.explain_{kind} no longer takes {sorted(kw)}")
     text = fn(**kw, predict_time=False)
     assert str(LAYERS[name].C) in text
 
@@ -149,7 +149,7 @@ def test_auto_backend_says_which_it_is_and_agrees_with_numpy():
     assert ref[2].out.shape == (2, 2, 9 + 1 - 2 + 1, 17 + 2 - 3 + 1)       # 5 x 9 dilated to 9 x 17, padded, 2 x 3 kernel
 
 def test_layers_table_has_one_row_per_run_and_names_a_failed_check(small_runs):
-    from dwlit.networks import layers_table
+    from dwlit.apps.networks import layers_table
     checks = check_runs(small_runs, 'numpy')
     rows = [l for l in layers_table(small_runs, checks).splitlines() if l.startswith('| ') and not l.startswith('| layer')]
     assert [r.split(' | ')[0][2:] for r in rows] == [r.layer.name for r in small_runs]
@@ -228,7 +228,7 @@ def test_dimension_numbers():
     with pytest.raises(SimulatorError): framework_reference(_cases(1), 'torch')
 
 
-# --- bad arguments: refused through dwlit.checks before anything is planned or run ---
+# --- bad arguments: refused through dwlit.sim.checks before anything is planned or run ---
 
 @pytest.mark.parametrize("call,msg", [
     (lambda: run_layer('mamba-130m', targets=('trn7',)), "run_layer: target must be one of 'trn1', 'trn2', 'trn3', got target='trn7'"),

@@ -10,7 +10,7 @@ import dwlit.nki as nki
 import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
 from dwlit import trace, simulate_kernel, SimulatorError, NotModelledError, AccessPatternError
-from dwlit.memory import NeuronCore, use_core, using_target
+from dwlit.sim.memory import NeuronCore, use_core, using_target
 
 RNG = np.random.default_rng(17)
 
@@ -544,7 +544,7 @@ def test_nki_objects_typing_and_tile_size():
     c = Config(tile=128, fused=True)
     assert c.tile == 128 and c.fused
     from dwlit.nki.typing import tensor
-    from dwlit.memory import Tensor
+    from dwlit.sim.memory import Tensor
     assert tensor is Tensor
     ts = nl.tile_size      # the eight documented attributes
     assert (ts.pmax, ts.psum_fmax, ts.gemm_stationary_fmax, ts.gemm_moving_fmax, ts.bn_stats_fmax) == (128, 512, 128, 512, 512)
@@ -640,7 +640,7 @@ def test_nc_matmul_transpose_mode_is_refused_not_computed_as_a_matmul():
 
 
 def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel():
-    from dwlit.memory import Tensor
+    from dwlit.sim.memory import Tensor
     assert nl.NkiTensor is Tensor
 
     @nki.jit

@@ -3,10 +3,10 @@ stub, and rejects typical mistakes and cheats with a message that names what is 
 import pytest
 
 from dwlit import nl, nisa, NotDone
-from dwlit.problems import (PROBLEMS, check_rhs_dilated_tile, check_tap_chunks, check_b01f_gather, check_program_rows,
+from dwlit.exercises.problems import (PROBLEMS, check_rhs_dilated_tile, check_tap_chunks, check_b01f_gather, check_program_rows,
                             conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
                             program_rows_solution)
-from dwlit.tiling import div_ceil
+from dwlit.kernels.tiling import div_ceil
 from test_exercises import wrong        # the same verdict helper as chapter 22's tests (tests/ is on the path)
 
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, SimulatorError
-from dwlit.isa import nc_matmul as _mm_alias
-from dwlit.proof import isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE, conv2d_depthwise_identity_matmul
+from dwlit.sim.isa import nc_matmul as _mm_alias
+from dwlit.analysis.proof import isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE, conv2d_depthwise_identity_matmul
 
 
 def _helper(dst, a, b):
@@ -104,10 +104,10 @@ def test_identity_matmul_contrast_errors():
         conv2d_depthwise_identity_matmul(img.astype(np.float16), np.ones((2, 2, 2, 1), np.float32))
 
 
-from dwlit.proof import original_correspondence, k_replication, ORIGINAL_COMPUTE_SITES
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.im2col import conv1d_dense_on_pe_array
+from dwlit.analysis.proof import original_correspondence, k_replication, ORIGINAL_COMPUTE_SITES
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.kernels.im2col import conv1d_dense_on_pe_array
 
 
 def test_dwlit_kernels_match_the_original_compute_sites():
@@ -138,7 +138,7 @@ def test_k_replication_errors():
 
 @pytest.mark.parametrize("name", ['1D diagonal', '1D implicit GEMM', '2D diagonal'])
 def test_both_checks_fail_on_every_pe_design_of_chapter_12(name):
-    from dwlit.engines import conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe
+    from dwlit.contenders.engines import conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe
     x1, f1 = np.ones((1, 3, 1, 9), np.float32), np.ones((3, 1, 1, 4), np.float32)
     fn, args = {'1D diagonal': (conv1d_depthwise_diagonal_pe, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6))),
                 '1D implicit GEMM': (conv1d_depthwise_implicit_gemm, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6))),

@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dwlit import tiling, layouts, layers, cli, simulate_kernel
-from dwlit.checks import SimulatorError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit import simulate_kernel
+
+from dwlit.kernels import tiling, layouts
+
+from dwlit.apps import layers, cli
+from dwlit.sim.checks import SimulatorError
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
 
 # the fast lane: the same 60 examples a test every run; DWLIT_EXAMPLES=2000 searches afresh, as widely as asked
 EXAMPLES = int(os.environ.get('DWLIT_EXAMPLES', 0)) or None

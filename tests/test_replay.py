@@ -1,4 +1,4 @@
-"""The contract of the one fast path (`dwlit.replay`, appendix 30): a replayed launch gives the bits a simulated one
+"""The contract of the one fast path (`dwlit.sim.replay`, appendix 30): a replayed launch gives the bits a simulated one
 gives, on random shapes, dtypes, paddings, dilations and program counts of the book's kernels; and a launch that
 may not be replayed (traced, `cores=`, another kernel, an argument it cannot key) is simulated every time."""
 import numpy as np
@@ -6,9 +6,11 @@ import pytest
 import ml_dtypes
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dwlit import simulate_kernel, replay, trace, nl, nisa, get_target
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d
+from dwlit import simulate_kernel, trace, nl, nisa, get_target
+
+from dwlit.sim import replay
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d
 
 DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

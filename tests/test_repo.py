@@ -83,11 +83,11 @@ def test_never_says_facts_md_or_the_seed():
 
 def test_the_pointer_checks_can_fail(tmp_path):
     "An absolute path, a climb out of the repository, a missing local link and both phrases are each caught."
-    nb = root / 'nbs' / 'x.ipynb'
-    text = ("see /work/shared/notes/facts.md and ../../shared/x.txt, [a](no_such.ipynb), [b](01_memory.ipynb#x), "
+    nb = root / 'nbs' / 'sim' / 'x.ipynb'
+    text = ("see /work/shared/notes/facts.md and ../../../shared/x.txt, [a](no_such.ipynb), [b](01_memory.ipynb#x), "
             "[c](https://example.org/a.md), ~/notes.txt, `t.ap([[1, 2], ...])`; The\nSeed says")
     bad = outside_pointers(nb, text)
-    assert len(bad) == 4, bad                      # /work/..., ~/..., ../../shared/x.txt, no_such.ipynb
+    assert len(bad) == 4, bad                      # /work/..., ~/..., ../../../shared/x.txt, no_such.ipynb
     assert len(outside_pointers(nb, text, markdown=False)) == 3
     assert any('no such file' in b for b in bad) and any('leaves the repository' in b for b in bad)
     assert [m.group(0) for m in PHRASES.finditer(text)] == ['facts.md', 'The\nSeed']
@@ -126,10 +126,10 @@ def _bad_calls():
     "Bad calls across the library, each expected to raise a SimulatorError (or TypeError) whose message we read."
     import dwlit
     from dwlit import nl, nisa
-    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
-    from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d, conv2d_plan
-    from dwlit.conv1d_plan import conv1d_plan
-    from dwlit.tiling import dispatch_decision, spmd_tile_table
+    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
+    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d, conv2d_plan
+    from dwlit.kernels.conv1d_plan import conv1d_plan
+    from dwlit.kernels.tiling import dispatch_decision, spmd_tile_table
     x1, f1 = np.zeros((1, 8, 1, 100), np.float32), np.zeros((8, 1, 1, 3), np.float32)
     x2, f2 = np.zeros((8, 5, 6, 1), np.float32), np.zeros((8, 3, 3, 1), np.float32)
     pad1, pad2 = ((0, 0), (1, 1)), ((1, 1), (1, 1))
@@ -178,7 +178,7 @@ def test_cells_that_draw_are_saved_with_their_figure():
     """The site shows saved outputs only: a cell that draws at top level (plt.subplots/plt.show, not inside a def) must
     be saved with an image. Run the notebooks with the inline backend (not MPLBACKEND=Agg, which draws nothing)."""
     missing = []
-    for nb in sorted((root / 'nbs').glob('*.ipynb')):
+    for nb in sorted((root / 'nbs').rglob('*.ipynb')):
         for c in json.loads(nb.read_text())['cells']:
             src = ''.join(c['source'])
             if c['cell_type'] != 'code' or src.lstrip().startswith(('#| export', '#| hide')): continue
@@ -193,7 +193,7 @@ def test_cells_that_draw_are_saved_with_their_figure():
 def test_a_link_labelled_with_a_chapter_number_links_that_chapter():
     "A label like [16](19_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
     bad = []
-    for nb in sorted((root / 'nbs').glob('*.ipynb')):
+    for nb in sorted((root / 'nbs').rglob('*.ipynb')):
         for c in json.loads(nb.read_text())['cells']:
             if c['cell_type'] != 'markdown': continue
             for m in re.finditer(r'\[(?:[Cc]hapter )?(\d{1,2}[a-z]?)\]\((\d\d[a-z]?)_\w+\.ipynb', ''.join(c['source'])):

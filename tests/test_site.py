@@ -19,7 +19,7 @@ import pytest
 
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
-from chapters import chapters, label  # noqa: E402
+from chapters import chapters, label, notebook  # noqa: E402
 from browser import Chromium, console_errors, have_chromium, MISSING  # noqa: E402
 
 docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
@@ -177,9 +177,9 @@ def test_navigation_lists_every_chapter_in_order(server, browser):
 def _exports():
     "{notebook stem: [exported functions and classes]} from each module's __all__ and its 'File to edit' header."
     out = {}
-    for py in sorted((root / 'dwlit').glob('*.py')):
+    for py in sorted((root / 'dwlit').rglob('*.py')):
         text = py.read_text()
-        m = re.search(r'File to edit: \.\./nbs/(\w+)\.ipynb', text)
+        m = re.search(r'File to edit: (?:\.\./)+nbs/(?:\w+/)?(\w+)\.ipynb', text)
         if not m: continue
         tree = ast.parse(text)
         names = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
@@ -203,7 +203,7 @@ def test_api_docs_for_every_exported_function(server, browser):
 
 def _saved_outputs(stem):
     "Counts of what a notebook saved: PNG figures, HTML animations (jshtml), widgets."
-    nb = json.loads((root / 'nbs' / f'{stem}.ipynb').read_text())
+    nb = json.loads(notebook(stem).read_text())
     n = dict(png=0, anim=0, widget=0)
     for c in nb['cells']:
         if c['cell_type'] != 'code' or re.match(r'#\|\s*(hide|include:\s*false)', ''.join(c['source'])): continue
@@ -360,7 +360,7 @@ def test_every_subtitle_is_the_whole_description(server, browser):
     from chapters import title_and_description
     bad = []
     for stem in ['index'] + [c['stem'] for c in chapters()]:
-        want = _plain(title_and_description(root / 'nbs' / f'{stem}.ipynb')[1])
+        want = _plain(title_and_description(notebook(stem))[1])
         browser.get(server + stem + '.html')
         got = browser.execute_script("const p = document.querySelector('article p.lead'); return p ? p.textContent : ''")
         got = got.translate(str.maketrans('’‘“”', "''\"\""))     # typographic quotes in prose are fine
@@ -478,7 +478,7 @@ def test_llms_txt_lists_every_module_and_every_link_resolves(server):
 def _folded_cells(stem):
     "The code of each cell of a notebook marked `#| code-fold: true` (not `#| export` ones: the site shows API docs;"
     " `#| exporti` ones are kept on the page, folded, by scripts/build_docs.py)."
-    nb = json.loads((root / 'nbs' / f'{stem}.ipynb').read_text())
+    nb = json.loads(notebook(stem).read_text())
     return [''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code'
             and re.search(r'^#\|\s*code-fold:\s*true\s*$', ''.join(c['source']), re.M)
             and not re.search(r'^#\|\s*(export|hide)\b', ''.join(c['source']), re.M)]
@@ -525,9 +525,9 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
 
 def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
     "Issue 18: every exercise's solution is on its page inside a fold (\"Show the code\"), and has no API entry."
-    from dwlit.exercises import EXERCISES
-    from dwlit.more_exercises import MORE_EXERCISES
-    from dwlit.problems import PROBLEMS
+    from dwlit.exercises.basics import EXERCISES
+    from dwlit.exercises.more import MORE_EXERCISES
+    from dwlit.exercises.problems import PROBLEMS
     bad = []
     for stem, registry in (('22_exercises', EXERCISES), ('23_more_exercises', MORE_EXERCISES), ('24_design_problems', PROBLEMS)):
         page = (site / f'{stem}.html').read_text()
@@ -840,7 +840,7 @@ def test_every_page_links_its_notebook_download_and_repository(server, browser):
         url = server + c['stem'] + '.html'
         browser.get(url)
         hrefs = browser.execute_script("return Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
-        local = [h for h in hrefs if urlparse(h).path.endswith(c['file']) and not urlparse(h).netloc]
+        local = [h for h in hrefs if urlparse(h).path.endswith(c['stem'] + '.ipynb') and not urlparse(h).netloc]
         if not local: bad.append(f"{c['stem']}.html: no link to download {c['file']}"); continue
         try:
             with urllib.request.urlopen(urljoin(url, local[0])) as r: nb = json.loads(r.read())

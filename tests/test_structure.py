@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import dwlit
-from dwlit import isa
+from dwlit.sim import isa
 
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / 'dwlit'
@@ -59,13 +59,13 @@ def test_no_import_circle_in_dwlit():
     facades = {'dwlit', 'dwlit.nki'}
     graph = {module_name(p): imports_of(p) - facades for p in MODULES if module_name(p) not in facades}
     assert cycle(graph) is None, f"import circle: {' -> '.join(cycle(graph))}"
-    assert 'dwlit.layers' not in graph['dwlit.cli'] or 'dwlit.cli' not in graph['dwlit.layers']
+    assert 'dwlit.apps.layers' not in graph['dwlit.apps.cli'] or 'dwlit.apps.cli' not in graph['dwlit.apps.layers']
 
 
 def test_applications_sit_on_top():
     "Nothing below the applications (layers, the tour and cli, the exercises and design problems) imports them."
-    apps = ('dwlit.layers', 'dwlit.networks', 'dwlit.tour', 'dwlit.cli', 'dwlit.exercises', 'dwlit.more_exercises',
-            'dwlit.problems')
+    apps = ('dwlit.apps.layers', 'dwlit.apps.networks', 'dwlit.apps.tour', 'dwlit.apps.cli', 'dwlit.exercises.basics', 'dwlit.exercises.more',
+            'dwlit.exercises.problems')
     for p in MODULES:
         m = module_name(p)
         if m in ('dwlit', 'dwlit.nki') or m.startswith(apps): continue
@@ -94,27 +94,27 @@ def code_lines(pattern: str) -> list:
     return out
 
 
-@pytest.mark.parametrize("name,home", [('div_ceil', 'dwlit.tiling'), ('program_tiles', 'dwlit.tiling'),
-                                       ('chunk_positions', 'dwlit.tiling'), ('dispatch_decision', 'dwlit.tiling'),
-                                       ('check_padding', 'dwlit.checks'), ('check_shape', 'dwlit.checks'),
-                                       ('depthwise1d', 'dwlit.reference'), ('depthwise2d', 'dwlit.reference'),
-                                       ('dilate_pad', 'dwlit.reference')])
+@pytest.mark.parametrize("name,home", [('div_ceil', 'dwlit.kernels.tiling'), ('program_tiles', 'dwlit.kernels.tiling'),
+                                       ('chunk_positions', 'dwlit.kernels.tiling'), ('dispatch_decision', 'dwlit.kernels.tiling'),
+                                       ('check_padding', 'dwlit.sim.checks'), ('check_shape', 'dwlit.sim.checks'),
+                                       ('depthwise1d', 'dwlit.kernels.reference'), ('depthwise2d', 'dwlit.kernels.reference'),
+                                       ('dilate_pad', 'dwlit.kernels.reference')])
 def test_each_rule_is_defined_once(name, home):
     assert definitions(name) == [(home, name)]
 
 
 def solution_lines() -> set:
     "(module, line) of every line inside an exercise's `*_solution`: the reader's answer re-derives a rule on purpose."
-    return {(f'dwlit.{m}', k) for m in ('exercises', 'more_exercises')
-            for f in ast.walk(ast.parse((PKG / f'{m}.py').read_text()))
+    return {(f'dwlit.exercises.{m}', k) for m in ('basics', 'more')
+            for f in ast.walk(ast.parse((PKG / 'exercises' / f'{m}.py').read_text()))
             if isinstance(f, ast.FunctionDef) and f.name.endswith('_solution') for k in range(f.lineno, f.end_lineno + 1)}
 
 
 def test_the_rules_are_not_written_inline_elsewhere():
     "The SPMD sharding (tiles_per_core) and the chunk width (div_ceil(512, ...)) appear only in tiling.py."
-    assert {m for m, _ in set(code_lines(r'tiles_per_core\s*=')) - solution_lines()} <= {'dwlit.tiling'}
+    assert {m for m, _ in set(code_lines(r'tiles_per_core\s*=')) - solution_lines()} <= {'dwlit.kernels.tiling'}
     assert solution_lines() & set(code_lines(r'tiles_per_core\s*='))   # exercise 4's answer does write it
-    assert {m for m, _ in code_lines(r'div_ceil\((512|PACK)\b')} <= {'dwlit.tiling'}
+    assert {m for m, _ in code_lines(r'div_ceil\((512|PACK)\b')} <= {'dwlit.kernels.tiling'}
     assert {m for m, _ in code_lines(r'-\(-[^)]*//')} == set(), "a ceiling division written inline: use div_ceil"
 
 
@@ -141,7 +141,7 @@ def test_every_instruction_is_short_and_records_itself(name):
 
 def test_the_core_holds_no_cache():
     for mod in ('isa', 'ap', 'memory', 'language'):
-        text = (PKG / f'{mod}.py').read_text()
+        text = (PKG / 'sim' / f'{mod}.py').read_text()
         for bad in (r'lru_cache', r'functools\.cache', r'\bid\(', r'_plans\b', r'_rules\b'):
             assert not re.search(bad, text), f"dwlit/{mod}.py contains {bad!r}"
 
@@ -153,7 +153,7 @@ LONG_KERNELS = {'conv1d_depthwise_default', 'conv1d_depthwise_f_packing', 'conv2
 
 def exported_cells():
     "(notebook, lines, names defined) of every exported code cell of the book."
-    for nb in sorted((ROOT / 'nbs').glob('[0-9]*.ipynb')):
+    for nb in sorted((ROOT / 'nbs').glob('*/[0-9]*.ipynb')):
         for c in json.loads(nb.read_text())['cells']:
             src = ''.join(c['source'])
             if c['cell_type'] != 'code' or not re.match(r'\s*#\|\s*export', src): continue

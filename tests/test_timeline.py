@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError
-from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.timeline import predict, schedule, check_schedule
+from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.analysis.timeline import predict, schedule, check_schedule
 
 
 def _trace(fn, *args, **kw):

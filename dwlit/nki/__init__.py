@@ -1,17 +1,14 @@
-"""NKI's front end as dwlit models it: `import dwlit.nki as nki`, `import dwlit.nki.language as nl`,
-`import dwlit.nki.isa as nisa` and `from dwlit.nki.typing import tensor` give dwlit's `dwlit.language` and
-`dwlit.isa` under NKI's names (chapter 21)."""
-import functools, sys, types
-from .. import language, isa
-from ..language import jit, simulate_kernel
-from ..memory import Tensor
+"""NKI's front end over `dwlit.sim`: a kernel written for NKI runs after changing only its import lines
+(`import dwlit.nki as nki`, `import dwlit.nki.language as nl`, `import dwlit.nki.isa as nisa`,
+`from dwlit.nki.typing import tensor`). Chapter 21 runs public-style kernels through it.
 
-sys.modules[__name__ + '.language'] = language
-sys.modules[__name__ + '.isa'] = isa
+This package is written by hand (nbdev exports modules, not packages): each of its modules is a few lines that give
+`dwlit.sim`'s names under NKI's module names."""
+import functools
+from . import language, isa, typing
+from ..sim.language import jit, simulate_kernel
 
-typing = types.ModuleType(__name__ + '.typing', "NKI's `nki.typing`: `tensor`, the type of a kernel's tensor arguments.")
-typing.tensor = Tensor
-sys.modules[__name__ + '.typing'] = typing
+__all__ = ['language', 'isa', 'typing', 'jit', 'simulate']
 
 
 def simulate(kernel):
