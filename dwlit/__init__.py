@@ -16,7 +16,7 @@ from .sim.memory import (Tensor, NeuronCore, TARGETS, get_target, set_target, us
                          reset_default_core)
 from .sim.ap import View, touch_counts
 from .sim import language as nl, isa as nisa
-from .sim.trace import trace, Trace, Instruction
+from .sim.tracing import trace, Trace, Instruction
 from .sim.language import simulate_kernel, kernel
 
 # Everything else, imported when first asked for: name -> module.

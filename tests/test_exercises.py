@@ -15,7 +15,7 @@ from dwlit.exercises.basics import (EXERCISES, Result, dataflow, progress, check
 from dwlit.exercises.more import (MORE_EXERCISES, check_chunk_loop, check_dilated_row, check_h_tile, check_strided_conv1d,
                                   h_tile_solution, _h_cases)
 from dwlit.sim.checks import AccessPatternError, SimulatorError
-from dwlit.sim.trace import trace
+from dwlit.sim.tracing import trace
 from dwlit.sim.memory import NeuronCore, use_core
 
 

@@ -70,7 +70,7 @@ SAMPLES = {
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),
     'dilation.h_window_animation': lambda f: f(),
     'im2col.show_im2col': lambda f: f(8, 3, 1, 1),
-    'trace.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
+    'tracing.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
     'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
     'decision_map.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
     'networks.plot_network': lambda f: f([dwlit.run_layer(n, N=1) for n in ('conformer-m', 'mobilenetv2-576x14')],

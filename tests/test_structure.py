@@ -30,7 +30,8 @@ def imports_of(path: Path) -> set:
             if node.level:
                 parts = pkg.split('.')[:len(pkg.split('.')) - node.level + 1]
                 base = '.'.join(parts + ([base] if base else []))
-            names = [base] + [f"{base}.{a.name}" for a in node.names]
+            subs = [f"{base}.{a.name}" for a in node.names]
+            names = [s for s in subs if s in known] or [base]     # `from . import replay` imports a module, not the package
         else: continue
         out |= {n for n in names if n in known and n != me}
     return out

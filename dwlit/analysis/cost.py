@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 import numpy as np
-from ..sim.checks import SimulatorError, SimulatorTypeError, NotModelledError, check_choice, check_int, check_number, check_bool, shown, errors_from
-from ..sim.memory import DTYPES
-from ..sim.isa import PE_ARRAY
-from ..sim.trace import Instruction, Access
+from ..sim import (SimulatorError, SimulatorTypeError, NotModelledError, check_choice, check_int, check_number,
+                       check_bool, shown, errors_from)
+from ..sim import DTYPES
+from ..sim import PE_ARRAY
+from ..sim import Instruction, Access
 from ..kernels.tiling import div_ceil
 
 # %% auto #0

@@ -10,13 +10,13 @@ import ast, inspect, re, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim.checks import SimulatorError, check_padding
+from ..sim import SimulatorError, check_padding
 from ..kernels.tiling import div_ceil
-from ..sim.memory import hbm_tensor, as_dtype
+from ..sim import hbm_tensor, as_dtype
 from ..sim import isa as nisa, language as nl
-from ..sim.isa import ENGINES, PE_ARRAY
-from ..sim.trace import Trace
-from ..sim.language import KernelFunction, kernel
+from ..sim import ENGINES, PE_ARRAY
+from ..sim import Trace
+from ..sim import KernelFunction, kernel
 
 # %% auto #0
 __all__ = ['INTRINSIC_ENGINE', 'ORIGINAL_COMPUTE_SITES', 'COMPUTE', 'CallSite', 'isa_call_sites', 'assert_no_pe_static',

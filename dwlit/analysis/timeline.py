@@ -8,9 +8,9 @@ Docs: https://dwlit.github.io/dwlit/analysis/timeline.html.md"""
 from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
-from ..sim.checks import SimulatorError, SimulatorTypeError, shown, errors_from
-from ..sim.isa import ENGINES, PE_ARRAY
-from ..sim.trace import Trace, Instruction
+from ..sim import SimulatorError, SimulatorTypeError, shown, errors_from
+from ..sim import ENGINES, PE_ARRAY
+from ..sim import Trace, Instruction
 from .cost import Cost, cost_model, instruction_cost
 
 # %% auto #0

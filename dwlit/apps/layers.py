@@ -12,11 +12,11 @@ import importlib.util, json, os, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
-from ..sim.checks import SimulatorError, AllocationError, check_int, errors_from, shown, MAX_HBM_BYTES
-from ..sim.memory import TARGETS, as_dtype, get_target
+from ..sim import SimulatorError, AllocationError, check_int, errors_from, shown, MAX_HBM_BYTES
+from ..sim import TARGETS, as_dtype, get_target
 from ..kernels.tiling import C_TILE_SIZE, div_ceil
-from ..sim.trace import trace
-from ..sim.language import simulate_kernel
+from ..sim import trace
+from ..sim import simulate_kernel
 from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan

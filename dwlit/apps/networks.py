@@ -10,7 +10,7 @@ Docs: https://dwlit.github.io/dwlit/apps/six_networks.html.md"""
 from __future__ import annotations
 import os
 import numpy as np
-from ..sim.memory import TARGETS
+from ..sim import TARGETS
 
 # %% auto #0
 __all__ = ['layers_table', 'plot_network']

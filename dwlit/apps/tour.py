@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse, os, re, sys, time
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim.checks import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
-from ..sim.memory import get_target, as_dtype, TARGETS
-from ..sim.trace import trace
-from ..sim.language import simulate_kernel
+from ..sim import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
+from ..sim import get_target, as_dtype, TARGETS
+from ..sim import trace
+from ..sim import simulate_kernel
 from ..kernels.reference import depthwise1d, depthwise2d
 from ..kernels.tiling import div_ceil
 

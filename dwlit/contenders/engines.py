@@ -8,12 +8,12 @@ Docs: https://dwlit.github.io/dwlit/contenders/engine_question.html.md"""
 from __future__ import annotations
 import contextlib
 import numpy as np
-from ..sim.checks import SimulatorError, check_int, check_choice, errors_from
+from ..sim import SimulatorError, check_int, check_choice, errors_from
 from ..kernels import tiling
-from ..sim.memory import DTYPES
+from ..sim import DTYPES
 from ..sim import language as nl, isa as nisa
-from ..sim.language import kernel
-from ..sim.trace import trace, Trace
+from ..sim import kernel
+from ..sim import trace, Trace
 from ..kernels.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
 from ..analysis.proof import _identity_sbuf, _check_padding, conv2d_depthwise_identity_matmul

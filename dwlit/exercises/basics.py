@@ -10,12 +10,12 @@ import contextlib, inspect, io, linecache, textwrap, traceback
 from dataclasses import dataclass
 from typing import NamedTuple
 import numpy as np
-from ..sim.checks import SimulatorError
-from ..sim.memory import NeuronCore, use_core
-from ..sim.ap import View, touch_counts
+from ..sim import SimulatorError
+from ..sim import NeuronCore, use_core
+from ..sim import View, touch_counts
 from ..sim import language as nl, isa as nisa
-from ..sim.trace import trace
-from ..sim.language import Launch, simulate_kernel
+from ..sim import trace
+from ..sim import Launch, simulate_kernel
 from ..kernels.tiling import C_TILE_SIZE, div_ceil
 from ..kernels.conv1d import conv1d_depthwise_default
 _all_ = ['nl', 'nisa', 'div_ceil']        # what a stub uses joins `from dwlit.exercises.basics import *`

@@ -8,8 +8,8 @@ Docs: https://dwlit.github.io/dwlit/exercises/more_exercises.html.md"""
 from __future__ import annotations
 import numpy as np
 from ..sim import language as nl, isa as nisa
-from ..sim.memory import NeuronCore, use_core
-from ..sim.trace import trace
+from ..sim import NeuronCore, use_core
+from ..sim import trace
 from ..kernels.tiling import chunk_positions, div_ceil
 from ..kernels.dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
 from .basics import (NotDone, Result, ConvCase, EXERCISES, dataflow, as_kernel, _call, _can_draw, _check_conv,

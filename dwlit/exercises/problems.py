@@ -8,8 +8,8 @@ Docs: https://dwlit.github.io/dwlit/exercises/design_problems.html.md"""
 from __future__ import annotations
 import numpy as np
 from ..sim import language as nl, isa as nisa
-from ..sim.checks import SimulatorError
-from ..sim.memory import NeuronCore, use_core
+from ..sim import SimulatorError
+from ..sim import NeuronCore, use_core
 from ..kernels.tiling import div_ceil
 from .basics import (NotDone, Result, ConvCase, reveal_solution, progress, _call, _check_conv, _error, _not_done,
                              _one_pair, _passed, _wrong)

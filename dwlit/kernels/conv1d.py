@@ -8,10 +8,10 @@ Docs: https://dwlit.github.io/dwlit/kernels/conv1d_kernels.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from ..sim.checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_shape, check_padding,
-                          check_unit, errors_from, MAX_HBM_BYTES)
-from ..sim.memory import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS
-from ..sim.language import kernel
+from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_shape, check_padding,
+                       check_unit, errors_from, MAX_HBM_BYTES)
+from ..sim import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS
+from ..sim import kernel
 from ..sim import language as nl, isa as nisa
 from .tiling import C_TILE_SIZE, PACK, div_ceil, program_tiles, chunk_positions, dispatch_decision
 
@@ -349,7 +349,7 @@ def _check_entry_sizes(g, who):
     "Before the entry point allocates its output: this program's SBUF need, then the output's size."
     share = program_tiles(g.C, nl.program_id(0), nl.num_programs())
     T, partial = share.full_tiles, share.has_partial
-    from dwlit.sim.checks import MAX_INSTRUCTIONS
+    from dwlit.sim import MAX_INSTRUCTIONS
     chunks = dispatch_decision(g.W_out, g.W_f).chunks
     path = 'default' if chunks == 1 else 'f_packing'
     least = 2 * g.N * g.C_NUM_TILES * chunks                   # a multiply and a reduce per element, tile and chunk

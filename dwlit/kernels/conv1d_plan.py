@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from functools import cached_property
 import numpy as np
-from ..sim.checks import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_shape,
-                          check_padding, errors_from, shown, MAX_PROGRAMS)
-from ..sim.memory import TARGETS, Target, get_target, as_dtype
+from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_shape,
+                       check_padding, errors_from, shown, MAX_PROGRAMS)
+from ..sim import TARGETS, Target, get_target, as_dtype
 from .tiling import C_TILE_SIZE, PACK, div_ceil, Dispatch, dispatch_decision, spmd_tile_table, program_tiles, instruction_free_sizes
 from .conv1d import MAX_SBUF_PARTITION, conv1d_sbuf_bytes, conv1d_geometry, Conv1dGeometry
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim.checks import SimulatorError, SimulatorTypeError, check_int, check_ints
-from ..sim.memory import Target, as_dtype, kernel_dtype, get_target, current_core, check_tensor
+from ..sim import SimulatorError, SimulatorTypeError, check_int, check_ints
+from ..sim import Target, as_dtype, kernel_dtype, get_target, current_core, check_tensor
 from ..sim import language as nl, isa as nisa
-from ..sim.language import kernel
+from ..sim import kernel
 from .dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, h_window_plan, HTile,
                             plan_table, BOOKKEEPING)
 from .layouts import IN_PERM_FB10, tiled_dve_transpose_210, check_transpose, transpose_chunk_rows
-from ..sim.checks import check_shape, check_padding, MAX_INSTRUCTIONS, MAX_HBM_BYTES
+from ..sim import check_shape, check_padding, MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from .tiling import div_ceil
 
 # %% auto #0

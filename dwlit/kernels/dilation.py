@@ -8,10 +8,11 @@ Docs: https://dwlit.github.io/dwlit/kernels/dilation.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from ..sim.checks import SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding, PADDING_FORM
-from ..sim.memory import check_tensor, current_core
+from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding,
+                       PADDING_FORM)
+from ..sim import check_tensor, current_core
 from ..sim import language as nl, isa as nisa
-from ..sim.language import kernel
+from ..sim import kernel
 from .tiling import div_ceil
 
 # %% auto #0

@@ -8,11 +8,12 @@ Docs: https://dwlit.github.io/dwlit/kernels/virtual_im2col.html.md"""
 from __future__ import annotations
 import contextlib
 import numpy as np
-from ..sim.memory import NeuronCore, use_core, ndarray, sbuf, psum, float32, check_tensor
-from ..sim.checks import SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding, errors_from
-from ..sim.ap import View, touch_counts
+from ..sim import NeuronCore, use_core, ndarray, sbuf, psum, float32, check_tensor
+from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding,
+                       errors_from)
+from ..sim import View, touch_counts
 from ..sim import language as nl, isa as nisa
-from ..sim.language import kernel
+from ..sim import kernel
 
 # %% auto #0
 __all__ = ['MAX_VIEW', 'MAX_MAP', 'MAX_DENSE', 'window_ap', 'broadcast_ap', 'read_map', 'show_im2col', 'im2col_explorer',

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 import numpy as np
-from ..sim.checks import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_choice, shown,
-                          MAX_HBM_BYTES, MAX_INSTRUCTIONS)
+from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_choice, shown,
+                       MAX_HBM_BYTES, MAX_INSTRUCTIONS)
 from .tiling import div_ceil
-from ..sim.memory import check_tensor, get_target, current_core
+from ..sim import check_tensor, get_target, current_core
 from ..sim import language as nl, isa as nisa
-from ..sim.language import kernel
+from ..sim import kernel
 
 # %% auto #0
 __all__ = ['MAX_LABEL', 'DIGITS', 'IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'Layout', 'parse_layout', 'ConvLayouts',

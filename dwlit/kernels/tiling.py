@@ -8,7 +8,7 @@ Docs: https://dwlit.github.io/dwlit/kernels/tiling.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from ..sim.checks import SimulatorError, check_int, errors_from, shown, MAX_PROGRAMS
+from ..sim import SimulatorError, check_int, errors_from, shown, MAX_PROGRAMS
 
 # %% auto #0
 __all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Dispatch', 'chunk_positions', 'dispatch_decision', 'plot_dispatch',
