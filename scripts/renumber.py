@@ -1,8 +1,10 @@
-"""Renumber the chapters of a dwlit checkout sequentially (01, 02, ...), in their current order (14b after 14).
+"""Renumber the chapters of a dwlit checkout sequentially (01, 02, ...), in their current order (14b after 14), or as
+a mapping says.
 
-python renumber.py ROOT [--apply]      without --apply: print the mapping and every changed line (a dry run)
+python renumber.py ROOT [--apply]                          without --apply: the mapping and every changed line (a dry run)
+python renumber.py ROOT --map 01_memory=02_memory,... [--apply]     only these chapters, to these numbers
 
-Renames nbs/NN_x.ipynb (and NN_x_files/), and rewrites in every text file of the repository: file stems (NN_x),
+Renames nbs/PART/NN_x.ipynb (within its part's folder), and rewrites in every text file of the repository: file stems (NN_x),
 link labels ([7](07_x.ipynb) -> the linked chapter's new number), and prose references "chapter 7",
 "chapters 7 and 12", "chapters 8-9", "appendix 25" (all numbers through the same old -> new map)."""
 import re, subprocess, sys
@@ -12,20 +14,28 @@ root = Path(sys.argv[1]).resolve()
 apply = '--apply' in sys.argv
 nbs = root / 'nbs'
 rx = re.compile(r'^(\d\d)([a-z]?)_(\w+)\.ipynb$')
-chs = sorted((int(m.group(1)), m.group(2), f.stem) for f in nbs.iterdir() if (m := rx.match(f.name)))
-tag_new = {f"{n}{l}": i + 1 for i, (n, l, _) in enumerate(chs)}           # '14b' -> 16
-stem_new = {s: f"{i + 1:02d}_{rx.match(s + '.ipynb').group(3)}" for i, (_, _, s) in enumerate(chs)}
+chs = sorted((int(m.group(1)), m.group(2), f.stem) for f in nbs.glob('*/*.ipynb') if (m := rx.match(f.name)))
+folder = {f.stem: f.parent.name for f in nbs.glob('*/*.ipynb')}
+given = next((a.split('=', 1)[1] for a in sys.argv if a.startswith('--map=')), None) or \
+        (sys.argv[sys.argv.index('--map') + 1] if '--map' in sys.argv else None)
+if given:                                                                  # old=new pairs: only these move
+    stem_new = {s: s for _, _, s in chs} | dict(kv.split('=') for kv in given.split(','))
+    tag_of = lambda s: (lambda m: f"{int(m.group(1))}{m.group(2)}")(rx.match(s + '.ipynb'))
+    tag_new = {tag_of(s): tag_of(n) for s, n in stem_new.items()}
+else:
+    tag_new = {f"{n}{l}": i + 1 for i, (n, l, _) in enumerate(chs)}       # '14b' -> 16
+    stem_new = {s: f"{i + 1:02d}_{rx.match(s + '.ipynb').group(3)}" for i, (_, _, s) in enumerate(chs)}
 print('mapping:'); [print(f"  {s:28s} -> {stem_new[s]}") for _, _, s in chs]
 
-re_stem = re.compile(r'(?<![\w/.-])(' + '|'.join(map(re.escape, sorted(stem_new, key=len, reverse=True))) + r')(?=[^\w]|$)')
-re_label = re.compile(r'\[((?:[Cc]hapter |[Aa]ppendix )?)(\d{1,2}[a-z]?)\]\((\d\d[a-z]?_\w+)(?=[.#)])')
+re_stem = re.compile(r'(?<![\w.-])(' + '|'.join(map(re.escape, sorted(stem_new, key=len, reverse=True))) + r')(?=[^\w]|$)')
+re_label = re.compile(r'\[((?:[Cc]hapter |[Aa]ppendix )?)(\d{1,2}[a-z]?)\]\((?:\.\./\w+/|\w+/)?(\d\d[a-z]?_\w+)(?=[.#)])')
 NUM = r'\d{1,2}[a-z]?'
 re_prose = re.compile(r'\b([Cc]hapters?|[Aa]ppendix|[Aa]ppendices)(\s+)(' + NUM + r'(?:(?:\s*[-–]\s*|,\s*|\s+and\s+|\s+or\s+|\s+to\s+)' + NUM + r')*)\b(?![\w.]*_)')
 
 
 def renum(tag: str) -> str:
     t = tag.lstrip('0') or '0'
-    return str(tag_new[t]) if t in tag_new else tag
+    return str(tag_new[t]).lstrip('0') if t in tag_new else tag
 
 
 def fix_label(m):
@@ -33,7 +43,8 @@ def fix_label(m):
     words, label, stem = m.group(1), m.group(2), m.group(3)
     n = tag_new.get(re.match(r'\d\d[a-z]?', stem).group(0).lstrip('0'))
     if n is None: return m.group(0)
-    return f"[{words}{f'{n:02d}' if label.startswith('0') else n}]({stem}"
+    n = str(n)
+    return m.group(0).replace(f"[{words}{label}]", f"[{words}{n.zfill(2) if label.startswith('0') else n}]", 1)
 
 
 def fix_prose(m):
@@ -68,5 +79,5 @@ print(f"{changed} files {'rewritten' if apply else 'would change'}")
 if apply:
     for _, _, s in chs:
         if stem_new[s] == s: continue
-        subprocess.run(['git', 'mv', f'nbs/{s}.ipynb', f'nbs/{stem_new[s]}.ipynb'], cwd=root, check=True)
-        if (nbs / f'{s}_files').exists(): subprocess.run(['git', 'mv', f'nbs/{s}_files', f'nbs/{stem_new[s]}_files'], cwd=root, check=True)
+        d = folder[s]
+        subprocess.run(['git', 'mv', f'nbs/{d}/{s}.ipynb', f'nbs/{d}/{stem_new[s]}.ipynb'], cwd=root, check=True)
