@@ -15,7 +15,7 @@ For each shape, measured in turns so that all see the same machine load:
 Before timing, the simulated result is checked against a float64 NumPy reference, and every direct variant too.
 Times are process CPU time by default (the machine may be shared; see benchlib.timed), BLAS on one thread, and freed
 memory reused (see benchlib.set_memory_from_argv). `--impl DIR` benchmarks the dwlit package in DIR (a prototype).
-`--layer`/`--layers` add shapes (the real layers of chapter 19): a list of dicts with keys name, N, C, W,
+`--layer`/`--layers` add shapes (the real layers of chapter 25): a list of dicts with keys name, N, C, W,
 W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, else the fewest that fit SBUF), stride
 (passed to the kernel: a shape out of its contract prints the kernel's error instead of times).
 """

@@ -13,7 +13,7 @@ For each shape, measured in turns so that all see the same machine load:
   reproducing the simulated output bit for bit.
 `polyphase` skips the zeros the dilation inserts (it multiplies only the taps that land on image pixels); the kernel,
 like the original, multiplies every tap on the dilated grid, so `dense` names the fastest that does the same work.
-`--layer`/`--layers` add shapes (the real layers of chapter 19): dicts with keys name, C, N, H, W, k_H, k_W and
+`--layer`/`--layers` add shapes (the real layers of chapter 25): dicts with keys name, C, N, H, W, k_H, k_W and
 optionally lhs_dilation=(dH, dW), padding=((t, b), (l, r)) ('same' for the kernel if absent), stride (passed to the
 kernel: a shape out of its contract prints the kernel's error instead of times).
 """

@@ -1,4 +1,4 @@
-"""The real layers of chapter 19 through the simulator, against the fastest direct NumPy and their instruction streams run bare, in one run.
+"""The real layers of chapter 25 through the simulator, against the fastest direct NumPy and their instruction streams run bare, in one run.
 
     python bench/bench_layers.py [--repeat 5] [--batch 1 2] [--only 1d|2d] [--dtype float32] [--threads 1]
                                  [--clock cpu|wall] [--memory reuse|default] [--impl DIR] [--profile]
@@ -29,7 +29,7 @@ def main(argv=None):
     report([(mod.run_shape, sh)
             for dims, mod, shapes in (('1d', b1, real_layers.BENCH_1D), ('2d', b2, real_layers.BENCH_2D))
             if not a.only or a.only == dims for sh in shapes(a.batch)],
-           a, f"Real layers (chapter 19), batch {' and '.join(map(str, a.batch))}", IMPL, THREADS, MEMORY)
+           a, f"Real layers (chapter 25), batch {' and '.join(map(str, a.batch))}", IMPL, THREADS, MEMORY)
 
 if __name__ == '__main__':
     main()

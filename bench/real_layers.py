@@ -1,4 +1,4 @@
-"""The real layers of chapter 19 (`dwlit.apps.layers`) as benchmark shapes: one representative layer per network, and the two
+"""The real layers of chapter 25 (`dwlit.apps.layers`) as benchmark shapes: one representative layer per network, and the two
 kinds of layer the kernels refuse (a filter of 512 taps or more, a stride of 2), which print the kernel's error.
 
     python bench/bench_conv1d.py --layers real_layers:BENCH_1D      # the 1D ones
@@ -17,7 +17,7 @@ PICKS = {                      # network: its representative layer (the heaviest
     'EfficientNet-B0': 'efficientnet-b0-240x28',  # 2D, 5x5
     'MobileNetV2, stride 2': 'mobilenetv2-144x56-s2',   # out of the kernel's contract
 }
-BATCHES = (1, 2)               # batch 1 and a small batch, as chapter 19 runs them
+BATCHES = (1, 2)               # batch 1 and a small batch, as chapter 25 runs them
 
 
 def shape(name, N=1, target='trn1') -> dict:

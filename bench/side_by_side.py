@@ -9,7 +9,7 @@ median of the per-turn ratios. Times are process CPU time of one `simulate_kerne
 versions' results are compared with a float64 NumPy reference (within 1e-4 of the largest output), and with each
 other (the largest difference, in units of the output's largest value): a version that gets faster by computing
 something else is caught here. Shapes: the 1D and 2D benchmark shapes of bench_conv1d.py and bench_conv2d.py, and
-every real layer of chapter 19 that the kernels take, at batch 1 and 2."""
+every real layer of chapter 25 that the kernels take, at batch 1 and 2."""
 import argparse, json, os, statistics, subprocess, sys, time
 from pathlib import Path
 
@@ -45,7 +45,7 @@ def case(spec):
     name, N = a
     kern, ishape, fshape, pad, kw = kernel_args(name, N)
     img = rng.standard_normal(ishape).astype(np.float32); f = rng.standard_normal(fshape).astype(np.float32)
-    k = programs_to_fit(name, 'trn1', N)[0]                 # the fewest programs that fit trn1, as chapter 19 runs it
+    k = programs_to_fit(name, 'trn1', N)[0]                 # the fewest programs that fit trn1, as chapter 25 runs it
     run = lambda: simulate_kernel(kern, img, f, pad, num_programs=k, **kw)
     ref = (lambda: ref1(img, f, pad[1])) if len(fshape) == 4 and fshape[1] == 1 and fshape[2] == 1 else (lambda: ref2(img, f, pad, (1, 1)))
     return run, ref

@@ -7,7 +7,7 @@ Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev
 (CI here included) where it is not. Steps:
 
 1. Stage a copy of nbs/ in _docs_build/nbs (the sources are never touched), flat: the site has one page per
-   chapter at its root (`09_conv1d_kernels.html`), whichever part's folder keeps the notebook.
+   chapter at its root (`10_conv1d_kernels.html`), whichever part's folder keeps the notebook.
 2. `nbdev.serve.proc_nbs` on it: nbdev's own processing, exactly what `nbdev-proc-nbs` does (show_doc for every
    exported function, hidden cells removed, front matter from the title cell), minus its attempt to install Quarto.
 3. Turn nbdev's Quarto cell options into MyST-NB cell tags (`#| echo: false` -> remove-input, `#| code-fold: true`
@@ -364,7 +364,7 @@ def local_links(nb_text: str, pages: dict) -> str:
     "Links made local to this site: nbdev's to the Quarto site (`{site-url}/access_patterns.html#make_view`), notebooks'."
     site = _yaml((nbs / 'nbdev.yml').read_text())['website']['site-url'].rstrip('/')
     nb_text = re.sub(re.escape(site) + r'/([\w.-]+\.html)', lambda m: pages.get(m.group(1), m.group(0)), nb_text)
-    # [Memory](../sim/01_memory.ipynb), [Memory](sim/01_memory.ipynb) from the index: the site's pages are flat
+    # [Memory](../sim/02_memory.ipynb), [Memory](sim/02_memory.ipynb) from the index: the site's pages are flat
     return re.sub(r'\]\((?:\.\./)?(?:\w+/)?(\w+)\.ipynb([#)])', r'](\1.html\2', nb_text)
 
 

@@ -10,14 +10,18 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 nbs = root / 'nbs'
 
-# first chapter number of each section -> section title (the chapter plan in the BRIEF)
+# first chapter number of each section -> section title; each section is one part's folder (but the appendix of sim)
 SECTIONS = {
-    1: "The simulated NeuronCore",
-    6: "Depthwise convolution in 1D",
-    11: "Depthwise convolution in 2D",
-    14: "Why no PE array, and what it costs",
-    19: "Putting it to work",
-    27: "Reference",
+    1: "Start here",
+    2: "The machine: a simulated NeuronCore",
+    7: "Depthwise convolution in 1D",
+    12: "Depthwise convolution in 2D",
+    15: "Other designs: the PE array and packed rows",
+    20: "Why no PE array, and what it costs",
+    25: "Putting it to work",
+    30: "Appendix: inside the simulator",
+    35: "Appendix: how the exercises are checked",
+    37: "Reference",
 }
 
 _re_chapter = re.compile(r'^(\d\d)([a-z]?)_\w+\.ipynb$')   # '14b_': a chapter just cut off 14, until renumbered
@@ -52,7 +56,7 @@ def chapters(path=nbs):
 
 
 def notebook(stem: str) -> Path:
-    "The notebook of chapter `stem` ('09_conv1d_kernels'), or of the home page ('index'), wherever its part keeps it."
+    "The notebook of chapter `stem` ('10_conv1d_kernels'), or of the home page ('index'), wherever its part keeps it."
     if stem == 'index': return nbs / 'index.ipynb'
     found = sorted(nbs.glob(f'*/{stem}.ipynb'))
     if len(found) != 1: raise FileNotFoundError(f"no single notebook nbs/*/{stem}.ipynb (found {len(found)})")

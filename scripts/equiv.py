@@ -446,7 +446,7 @@ def cases_plans(n, rng):
     ops = [nl.multiply, nl.add, nl.subtract, nl.maximum, nl.minimum]
     for k in range(n):
         seed = int(rng.integers(0, 2**31))
-        # both inputs of a tensor_tensor in PSUM: refused since chapter 3 follows the ISA reference; such calls only
+        # both inputs of a tensor_tensor in PSUM: refused since chapter 4 follows the ISA reference; such calls only
         # in one case in ten, so that the others compare whole sequences
         def fn(cores, seed=seed, both_psum_rare=k % 10 != 9):
             r = np.random.default_rng(seed)

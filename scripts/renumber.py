@@ -2,11 +2,11 @@
 a mapping says.
 
 python renumber.py ROOT [--apply]                          without --apply: the mapping and every changed line (a dry run)
-python renumber.py ROOT --map 01_memory=02_memory,... [--apply]     only these chapters, to these numbers
+python renumber.py ROOT --map 02_memory=02_memory,... [--apply]     only these chapters, to these numbers
 
 Renames nbs/PART/NN_x.ipynb (within its part's folder), and rewrites in every text file of the repository: file stems (NN_x),
-link labels ([7](07_x.ipynb) -> the linked chapter's new number), and prose references "chapter 7",
-"chapters 7 and 12", "chapters 8-9", "appendix 25" (all numbers through the same old -> new map)."""
+link labels ([8](07_x.ipynb) -> the linked chapter's new number), and prose references "chapter 8",
+"chapters 8 and 13", "chapters 9-10", "appendix 28" (all numbers through the same old -> new map)."""
 import re, subprocess, sys
 from pathlib import Path
 

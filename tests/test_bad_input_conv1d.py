@@ -464,7 +464,7 @@ def test_planner_target_and_dtype(name, tv):
 @given(st.sampled_from(['window_ap', 'broadcast_ap']), st.sampled_from(['W_out', 'W_f', 'offset']),
        scalar(1, 3, 0))
 def test_views(fn, arg, v):
-    "The two views of chapter 7 check their integer arguments (the access pattern checks the bounds)."
+    "The two views of chapter 8 check their integer arguments (the access pattern checks the bounds)."
     cls, value, plain = v
     f = {'window_ap': window_ap, 'broadcast_ap': broadcast_ap}[fn]
     with use_core(NeuronCore()):
@@ -491,7 +491,7 @@ def test_depthwise_as_dense(filt):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(['padding', 'out_shape', 'img', 'weight']), st.integers(0, 6))
 def test_dense_contrast_kernel(arg, i):
-    "Chapter 7's PE-array contrast kernel: the same argument checks as the depthwise kernels."
+    "Chapter 8's PE-array contrast kernel: the same argument checks as the depthwise kernels."
     x = np.ones((1, 8, 1, 10), np.float32); w = depthwise_as_dense(np.ones((8, 1, 1, 3), np.float32))
     args = dict(img=x, weight=w, padding=((0, 0), (1, 1)), out_shape=(1, 8, 1, 10))
     args[arg] = {'padding': [((0, 0), {1}), ((0, 0), (-1, 1)), (1, 1), None, ((0, 0), (1.0, 1)), ((0, 0), (10**9, 0)),

@@ -493,7 +493,7 @@ def test_a_huge_broadcast_view_is_planned_without_being_read():
     expect_error(bounded(lambda: conv2d_plan(v.shape, (128, 3, 3, 1), PADDING)), 'too wide', 'output')
 
 
-# --- the catalogue chapter 13 used to print: each mistake and the words of its error --------------------------------
+# --- the catalogue chapter 14 used to print: each mistake and the words of its error --------------------------------
 
 _x = np.zeros((4, 5, 6, 2), np.float32); _f = np.zeros((4, 3, 3, 1), np.float32); _pad = ((1, 1), (1, 1))
 

@@ -236,7 +236,7 @@ def test_explain_a_row_longer_than_any_partition_names_the_longest_that_fits():
 
 
 def test_explain_a_real_layer():
-    "--layer NAME plans a preset of chapter 19 on the fewest programs that fit; --batch, --programs, --dtype, --target."
+    "--layer NAME plans a preset of chapter 25 on the fewest programs that fit; --batch, --programs, --dtype, --target."
     from dwlit.apps.layers import LAYERS, programs_to_fit
     r = dwlit('explain', '--layer', 'mamba-2.8b')
     out, flat = r.stdout, ' '.join(r.stdout.split())
@@ -297,7 +297,7 @@ def test_the_tour_reports_a_wrong_kernel(monkeypatch, capsys):
     def _plus(t):  # the kernel's output tensor, nudged by 1e-3 in one element
         t.storage[0] += 1e-3
         return t
-    monkeypatch.setattr(tour, 'tour_cases', broken)      # the tour (chapter 25) finds its cases in its own module
+    monkeypatch.setattr(tour, 'tour_cases', broken)      # the tour (chapter 28) finds its cases in its own module
     status = cli.main(['tour', '--progress', 'never'])
     out = capsys.readouterr().out
     rows = [l for l in out.splitlines() if l.startswith(('ok ', 'FAIL '))]

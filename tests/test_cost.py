@@ -1,4 +1,4 @@
-"""The cost model's formulas (chapter 15), pinned on hand-priced tiny kernels, the ISA table's conditions one by one,
+"""The cost model's formulas (chapter 21), pinned on hand-priced tiny kernels, the ISA table's conditions one by one,
 DMA runs against a brute-force count, and the conventions' marks. The scheduler's tests are in tests/test_timeline.py."""
 import numpy as np
 import pytest
@@ -99,7 +99,7 @@ def _vector_conditions(x):
 
 
 def test_the_isa_table_condition_by_condition():
-    """Chapter 15's table of conditions: streaming cycles for N = 256 on trn1, and on trn2 under each reading of its
+    """Chapter 21's table of conditions: streaming cycles for N = 256 on trn1, and on trn2 under each reading of its
     rates, written out by hand from the rules (trn1: the ISA table; 'widths': N / lanes of the widest operand, two
     inputs sharing the path; 'modes': trn1's cost over the performance-mode lift)."""
     expected = {'memset 0.0': (128, 64, 128), 'memset 1.0': (256, 64, 256), 'multiply, contiguous': (256, 128, 128),
@@ -299,7 +299,7 @@ def test_every_field_is_marked_cited_or_assumed_at_its_definition():
     # every anchor named is an entry of the sources chapter
     import json, pathlib
     src = ''.join(''.join(c['source']) for c in json.loads(
-        (pathlib.Path(__file__).parent.parent / 'nbs' / 'reference' / '27_sources.ipynb').read_text())['cells'])
+        (pathlib.Path(__file__).parent.parent / 'nbs' / 'reference' / '37_sources.ipynb').read_text())['cells'])
     anchors = set(re.findall(r'<a id="([\w-]+)"></a>', src))
     assert {a for _, aa, _ in CONVENTIONS.values() for a in aa.split()} <= anchors
 

@@ -1,5 +1,5 @@
 """Chapter 17's contenders (dwlit.contenders.engines): every design matches a plain-loop reference on random shapes (fp32 and
-bf16) and refuses what it cannot do; chapter 18's decision maps (dwlit.analysis.decision_map) count what they say they count,
+bf16) and refuses what it cannot do; chapter 24's decision maps (dwlit.analysis.decision_map) count what they say they count,
 and the verdict's numbers agree with an independent recount from the traces."""
 import numpy as np
 import ml_dtypes
@@ -174,7 +174,7 @@ def test_verdict_matches_the_maps_on_a_denser_grid():
 @pytest.mark.parametrize("dtype", ['float32', 'bfloat16'])
 def test_no_contender_uses_psum_where_the_isa_forbids_it(dtype):
     """The ISA reference: a tensor_tensor's two inputs cannot both be in PSUM, the GpSimd engine cannot reach PSUM, and
-    the PE array reads its inputs from SBUF. Every contender (chapter 14's identity sum among them) obeys."""
+    the PE array reads its inputs from SBUF. Every contender (chapter 20's identity sum among them) obeys."""
     seen = set()
     for kind in CONTENDERS:
         for name in CONTENDERS[kind]:

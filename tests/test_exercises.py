@@ -19,7 +19,7 @@ from dwlit.sim.tracing import trace
 from dwlit.sim.memory import NeuronCore, use_core
 
 
-ALL = {**EXERCISES, **MORE_EXERCISES}          # chapter 22's exercises 1-4 and chapter 23's 5-8
+ALL = {**EXERCISES, **MORE_EXERCISES}          # chapter 35's exercises 1-4 and chapter 35b's 5-8
 
 
 def wrong(result, *phrases):
@@ -346,7 +346,7 @@ def test_h_tile_wrong_answers():
 
 
 def test_h_tile_check_agrees_with_chapter_08_on_the_literal_plan():
-    "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 12's"
+    "The literal plan's tiles as answers: a tile is refused for a missing or misplaced row exactly where chapter 13's"
     " plan_errors finds wrong output rows; otherwise only for the extra row it loads below its span (harmless there)."
     from dwlit.exercises.more import _h_tile_verdict
     shapes_with_wrong_rows = shapes_with_only_an_extra_row = 0
@@ -542,7 +542,7 @@ def test_reveal_solution_on_either_page(capsys):
     reveal_solution(2)
     assert 'def filter_view_solution(' in capsys.readouterr().out
     with pytest.raises(SimulatorError, match='n must be one of 1, 2, 3, 4, got n=5'): reveal_solution(5)
-    for n, name in ((3, 'conv1d_tile_solution'), (7, 'h_tile_solution')):      # chapter 23's: every exercise 1-8
+    for n, name in ((3, 'conv1d_tile_solution'), (7, 'h_tile_solution')):      # chapter 35b's: every exercise 1-8
         reveal_any(n)
         assert f'def {name}(' in capsys.readouterr().out
     with pytest.raises(SimulatorError, match='n must be one of 1, 2, 3, 4, 5, 6, 7, 8, got n=9'): reveal_any(9)

@@ -4,7 +4,7 @@ Every exported drawing function of dwlit (`plot_*`, `draw_*`, `show_*`, `*_anima
 and its figure measured, as the site shows it: saved at the figure's dpi, shown 1:1 when it is at most 900 px wide
 (the content column at a 1400x1000 window), scaled down to 900 px when it is wider. It fails on:
 
-- text under 10 px on screen (7.2 pt at dpi 100);
+- text under `MIN_TEXT_PX` on screen (scripts/legible.py);
 - a figure drawn below dpi 100 (animations included: their frames are shown 1:1);
 - a figure wider than 9 in at dpi 100 (the site would scale it, and all its text, down);
 - a legend on top of the data (a bar, a line's points or a value label of the same axes);

@@ -257,7 +257,7 @@ def test_tensor_tensor_reads_at_most_one_input_from_psum(dst_buf):
             nisa.tensor_tensor(d, s, p2, nl.add); assert (d.numpy() == 8).all()
 
 
-# --- the refusals of chapter 3: the chapter shows one, each instruction's are here --------------------------------
+# --- the refusals of chapter 4: the chapter shows one, each instruction's are here --------------------------------
 
 def _tiles():
     "The chapter's tiles: a = 0..23 and b = 0.5 as (4, 6), prod = a * b as (4, 2, 3), col = 1..4 as (4, 1)."

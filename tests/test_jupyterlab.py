@@ -14,11 +14,11 @@ sys.path.insert(0, str(root / 'scripts'))
 from browser import Chromium, have_chromium, MISSING  # noqa: E402
 from chapters import notebook  # noqa: E402
 
-# chapter:widget, the first whose notebook exists and has slider widgets. Default: chapter 8's dispatch explorer,
+# chapter:widget, the first whose notebook exists and has slider widgets. Default: chapter 9's dispatch explorer,
 # which once redrew a blank figure in a live JupyterLab (a print before the figure in one ipywidgets Output); every
-# widget now keeps its text in a separate HTML widget. DWLIT_LAB=01_memory:0 (etc.) drives another widget.
+# widget now keeps its text in a separate HTML widget. DWLIT_LAB=02_memory:0 (etc.) drives another widget.
 LAB = [(c, int(w)) for c, w in (e.split(':') for e in
-       os.environ.get('DWLIT_LAB', '07_conv1d_dispatch:0,07_virtual_im2col:0,02_access_patterns:0').split(','))]
+       os.environ.get('DWLIT_LAB', '07_conv1d_dispatch:0,08_virtual_im2col:0,03_access_patterns:0').split(','))]
 WIDGET_MIME = 'application/vnd.jupyter.widget-view+json'
 artifacts = root / 'test-artifacts' / 'jupyterlab'
 

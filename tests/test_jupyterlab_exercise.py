@@ -16,7 +16,7 @@ import test_jupyterlab as tl  # noqa: E402  (its `lab` fixture serves a copy of 
 from browser import Chromium  # noqa: E402
 
 lab = tl.lab
-CHAPTER = '22_exercises'
+CHAPTER = '35_exercises'
 STUB, CHECK = 'def window_view(', 'check_window_view(window_view)'
 ANSWER = 'return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)'
 

@@ -1,4 +1,4 @@
-"""Chapter 24's design problems: each check passes its solution on many random shapes, says 'not done yet' for a
+"""Chapter 35c's design problems: each check passes its solution on many random shapes, says 'not done yet' for a
 stub, and rejects typical mistakes and cheats with a message that names what is wrong (matched by phrase)."""
 import pytest
 
@@ -7,7 +7,7 @@ from dwlit.exercises.problems import (PROBLEMS, check_rhs_dilated_tile, check_ta
                             conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
                             program_rows_solution)
 from dwlit.kernels.tiling import div_ceil
-from test_exercises import wrong        # the same verdict helper as chapter 22's tests (tests/ is on the path)
+from test_exercises import wrong        # the same verdict helper as chapter 35's tests (tests/ is on the path)
 
 
 @pytest.mark.parametrize('n', sorted(PROBLEMS))

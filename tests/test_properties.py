@@ -199,7 +199,7 @@ bad_runs = st.one_of(st.fixed_dictionaries(dict(targets=st.one_of(targets.map(la
                                              and _one_of(kw['targets'][0], ('trn1', 'trn2', 'trn3', None)))),
                      st.fixed_dictionaries(dict(N=st.one_of(numbers, junk, huge, st.integers(max_value=0))))
                      .filter(lambda kw: not _good_N(kw['N'])),
-                     # bytes left out: as_dtype (chapter 1) reads b'\x0b' as a NumPy type code, float32 (reported)
+                     # bytes left out: as_dtype (chapter 2) reads b'\x0b' as a NumPy type code, float32 (reported)
                      st.fixed_dictionaries(dict(dtype=dtypes)).filter(lambda kw: not isinstance(kw['dtype'], bytes) and not _one_of(kw['dtype'],
                                                                       ('float32', 'float16', 'bfloat16', np.float32))),
                      st.fixed_dictionaries(dict(seed=st.one_of(junk, st.floats(), st.booleans(), st.integers(max_value=-1)))))
@@ -297,7 +297,7 @@ def test_conv1d_entry_point_checks(shape, W_f, padding, kw):
                                                out_shape=anything, stride=anything, rhs_dilation=anything,
                                                in_perm=anything)))
 def test_conv2d_entry_point_checks(shape, k, padding, kw):
-    "(A long string for stride or rhs_dilation is echoed whole by conv2d's own check, chapter 12: reported, left out.)"
+    "(A long string for stride or rhs_dilation is echoed whole by conv2d's own check, chapter 13: reported, left out.)"
     kw = {k_: v for k_, v in kw.items() if not (k_ in ('stride', 'rhs_dilation') and isinstance(v, str) and len(v) > 60)}
     N, C, H, W = shape
     answers_or_refuses(simulate_kernel, conv2d_depthwise_f01b_o01i_bf01, _small((C, H, W, N)), _small((C, *k, 1)),

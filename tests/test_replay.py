@@ -1,4 +1,4 @@
-"""The contract of the one fast path (`dwlit.sim.replay`, appendix 30): a replayed launch gives the bits a simulated one
+"""The contract of the one fast path (`dwlit.sim.replay`, appendix 34): a replayed launch gives the bits a simulated one
 gives, on random shapes, dtypes, paddings, dilations and program counts of the book's kernels; and a launch that
 may not be replayed (traced, `cores=`, another kernel, an argument it cannot key) is simulated every time."""
 import numpy as np

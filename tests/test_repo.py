@@ -84,7 +84,7 @@ def test_never_says_facts_md_or_the_seed():
 def test_the_pointer_checks_can_fail(tmp_path):
     "An absolute path, a climb out of the repository, a missing local link and both phrases are each caught."
     nb = root / 'nbs' / 'sim' / 'x.ipynb'
-    text = ("see /work/shared/notes/facts.md and ../../../shared/x.txt, [a](no_such.ipynb), [b](01_memory.ipynb#x), "
+    text = ("see /work/shared/notes/facts.md and ../../../shared/x.txt, [a](no_such.ipynb), [b](02_memory.ipynb#x), "
             "[c](https://example.org/a.md), ~/notes.txt, `t.ap([[1, 2], ...])`; The\nSeed says")
     bad = outside_pointers(nb, text)
     assert len(bad) == 4, bad                      # /work/..., ~/..., ../../../shared/x.txt, no_such.ipynb
@@ -191,7 +191,7 @@ def test_cells_that_draw_are_saved_with_their_figure():
 
 
 def test_a_link_labelled_with_a_chapter_number_links_that_chapter():
-    "A label like [16](19_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
+    "A label like [25](25_real_layers.ipynb) outlived a renumbering: the number a reader sees must be the chapter's."
     bad = []
     for nb in sorted((root / 'nbs').rglob('*.ipynb')):
         for c in json.loads(nb.read_text())['cells']:

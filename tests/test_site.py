@@ -26,7 +26,7 @@ docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
 WINDOW = (1400, 1000)            # CONTRIBUTING.md: a ~900 px content column at this window
 COLUMN = 900                     # ... where figures up to 9 in at dpi 100 show 1:1
 artifacts = root / 'test-artifacts' / 'site'
-KERNEL_CHAPTERS = ['09_conv1d_kernels', '13_conv2d', '07_conv1d_dispatch', '07_virtual_im2col']
+KERNEL_CHAPTERS = ['10_conv1d_kernels', '14_conv2d', '07_conv1d_dispatch', '08_virtual_im2col']
 
 
 BUILD_OUTPUT = []               # what the site fixture's build printed
@@ -529,7 +529,7 @@ def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
     from dwlit.exercises.more import MORE_EXERCISES
     from dwlit.exercises.problems import PROBLEMS
     bad = []
-    for stem, registry in (('22_exercises', EXERCISES), ('23_more_exercises', MORE_EXERCISES), ('24_design_problems', PROBLEMS)):
+    for stem, registry in (('35_exercises', EXERCISES), ('35b_more_exercises', MORE_EXERCISES), ('35c_design_problems', PROBLEMS)):
         page = (site / f'{stem}.html').read_text()
         for n, (_, solution) in registry.items():
             name = solution.__name__
@@ -545,8 +545,8 @@ def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
 def test_the_kernels_bodies_are_on_their_pages(site):
     "Issue 9/10: a reader holds dwlit's kernels beside the original's, so the site shows their code, not just signatures."
     import html
-    wanted = {'09_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
-              '13_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
+    wanted = {'10_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
+              '14_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
               '17_engine_question': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
     missing = []
     for stem, lines in wanted.items():
@@ -683,8 +683,8 @@ def test_every_api_entry_heads_its_own_code():
 
 
 def test_page_verdict_catches_a_long_page():
-    assert page_verdict({'06_definition': 3_000, '07_virtual_im2col': 15_000}) == []
-    assert page_verdict({'06_definition': 15_001}) == ['06_definition 15,001 px, more than 15,000']
+    assert page_verdict({'07_definition': 3_000, '08_virtual_im2col': 15_000}) == []
+    assert page_verdict({'07_definition': 15_001}) == ['07_definition 15,001 px, more than 15,000']
 
 
 def test_no_chapter_page_is_longer_than_15000_px(server, browser):
@@ -941,7 +941,7 @@ def test_a_good_build_says_where_to_open_the_site(site):
 def test_a_function_shown_in_full_is_not_signed_twice(site):
     "An API entry whose code is on the page keeps its anchor (links land on it) but not a second copy of its signature."
     import html
-    page = (site / '12_dilation.html').read_text()
+    page = (site / '13_dilation.html').read_text()
     code = html.unescape(re.sub(r'<[^>]+>', '', '\n'.join(re.findall(r'<pre[^>]*>(.*?)</pre>', page, flags=re.S))))
     assert 'id="h_window_plan"' in page
     assert code.count('def h_window_plan(') == 1, code.count('def h_window_plan(')

@@ -57,14 +57,14 @@ def test_every_chapter_is_in_sidebar_and_index_in_order():
 
 def test_a_new_chapter_joins_the_sidebar(tmp_path):
     "Chapters come from the file names: a new notebook appears in its section, in order."
-    for name, title in [('one/01_a.ipynb', 'A'), ('two/06_b.ipynb', 'B'), ('one/04_c.ipynb', 'C'), ('one/04b_d.ipynb', 'D')]:
+    for name, title in [('one/01_a.ipynb', 'A'), ('two/07_b.ipynb', 'B'), ('one/04_c.ipynb', 'C'), ('one/04b_d.ipynb', 'D')]:
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'source': f'# {title}\n\n> about\n> {title}'}]}))
     (tmp_path / 'index.ipynb').write_text('{}'); (tmp_path / '_private.ipynb').write_text('{}')
     chs = chapters(tmp_path)
     assert [(c['file'], c['title'], c['description']) for c in chs] == [
         ('one/01_a.ipynb', 'A', 'about A'), ('one/04_c.ipynb', 'C', 'about C'), ('one/04b_d.ipynb', 'D', 'about D'),
-        ('two/06_b.ipynb', 'B', 'about B')]
-    assert [label(c) for c in chs] == ['1. A', '4. C', '4b. D', '6. B']           # a part just cut off shows its letter
+        ('two/07_b.ipynb', 'B', 'about B')]
+    assert [label(c) for c in chs] == ['1. A', '4. C', '4b. D', '7. B']           # a part just cut off shows its letter
     yml = sidebar_yml(chs)
-    assert yml.index('01_a') < yml.index('04_c') < yml.index('04b_d') < yml.index('Depthwise convolution in 1D') < yml.index('06_b')
+    assert yml.index('01_a') < yml.index('04_c') < yml.index('04b_d') < yml.index('Depthwise convolution in 1D') < yml.index('07_b')

@@ -1,4 +1,4 @@
-"""The scheduler of chapter 16: engines never double-booked, dependencies kept and DMA engines freed before the data
+"""The scheduler of chapter 22: engines never double-booked, dependencies kept and DMA engines freed before the data
 lands, on hand-built and random kernels and on the real depthwise kernels; predict's argument checks."""
 import numpy as np
 import pytest

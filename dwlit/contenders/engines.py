@@ -260,7 +260,7 @@ STEP_WIDTHS = (512, 1024, 2048)   # the 1D Vector step: the original's 512 (PACK
 
 @contextlib.contextmanager
 def step_width(width):
-    "Run the 1D entry point with `width` instead of 512 as its target elements per instruction (chapter 16's sweep)."
+    "Run the 1D entry point with `width` instead of 512 as its target elements per instruction (chapter 22's sweep)."
     old, tiling.PACK = tiling.PACK, check_int(width, 'width', minimum=1)
     try: yield
     finally: tiling.PACK = old

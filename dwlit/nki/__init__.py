@@ -1,6 +1,6 @@
 """NKI's front end over `dwlit.sim`: a kernel written for NKI runs after changing only its import lines
 (`import dwlit.nki as nki`, `import dwlit.nki.language as nl`, `import dwlit.nki.isa as nisa`,
-`from dwlit.nki.typing import tensor`). Chapter 21 runs public-style kernels through it.
+`from dwlit.nki.typing import tensor`). Chapter 27 runs public-style kernels through it.
 
 This package is written by hand (nbdev exports modules, not packages): each of its modules is a few lines that give
 `dwlit.sim`'s names under NKI's module names."""
