@@ -9,15 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['depthwise1d', 'dilate_pad', 'depthwise2d']
+__all__ = ['output_width', 'depthwise1d', 'dilate_pad', 'output_shape', 'depthwise2d']
+
+# %% ../../nbs/kernels/07_definition.ipynb #0c6d1f48
+def output_width(W, W_f, padding=(0, 0), stride=1, rhs_dilation=1, lhs_dilation=1) -> int:
+    "Output positions of a 1D convolution of a W-sample row: (padded, dilated row - the filter's reach) // stride + 1."
+    row = padding[0] + (W - 1) * lhs_dilation + 1 + padding[1]          # lhs_dilation puts d - 1 zeros between samples
+    reach = (W_f - 1) * rhs_dilation + 1                                # rhs_dilation spaces the taps d apart
+    return (row - reach) // stride + 1
 
 # %% ../../nbs/kernels/07_definition.ipynb #c8d7c541
 def depthwise1d(img, filt, padding=(0, 0), stride=1, rhs_dilation=1) -> np.ndarray:
     "Depthwise 1D convolution in float64: img (N, C, 1, W), filt (C, 1, 1, W_f), padding (left, right) -> (N, C, 1, W_out)."
     x = np.pad(np.asarray(img, np.float64)[:, :, 0, :], ((0, 0), (0, 0), tuple(padding)))
     f = np.asarray(filt, np.float64)[:, 0, 0, :]
-    span = (f.shape[-1] - 1) * rhs_dilation + 1                   # the filter's reach, dilated
-    W_out = (x.shape[-1] - span) // stride + 1
+    W_out = output_width(img.shape[-1], f.shape[-1], padding, stride, rhs_dilation)
     out = sum(x[:, :, k * rhs_dilation:k * rhs_dilation + (W_out - 1) * stride + 1:stride] * f[None, :, k, None]
               for k in range(f.shape[-1]))
     return out[:, :, None, :]
@@ -31,12 +37,17 @@ def dilate_pad(img, lhs_dilation=(1, 1), padding=((0, 0), (0, 0))) -> np.ndarray
     out[:, hl:hl + (H - 1) * dh + 1:dh, wl:wl + (W - 1) * dw + 1:dw, :] = img
     return out
 
+# %% ../../nbs/kernels/07_definition.ipynb #c121bddf
+def output_shape(image_hw, kernel_hw, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> tuple:
+    "(out_H, out_W) of a 2D convolution: `output_width` along H and along W."
+    return tuple(output_width(n, k, pad, lhs_dilation=d) for n, k, pad, d in zip(image_hw, kernel_hw, padding, lhs_dilation))
+
 # %% ../../nbs/kernels/07_definition.ipynb #ca578dd4
 def depthwise2d(img, filt, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> np.ndarray:
     "Depthwise 2D convolution in float64: img (C, H, W, N) f01b, filt (C, k_H, k_W, 1) o01i -> (N, C, out_H, out_W)."
     x = dilate_pad(np.asarray(img, np.float64), lhs_dilation, padding)
     f = np.asarray(filt, np.float64)[..., 0]
     kH, kW = f.shape[1:]
-    oH, oW = x.shape[1] - kH + 1, x.shape[2] - kW + 1
+    oH, oW = output_shape(img.shape[1:3], (kH, kW), padding, lhs_dilation)
     out = sum(x[:, i:i + oH, j:j + oW, :] * f[:, i, j, None, None, None] for i in range(kH) for j in range(kW))
     return out.transpose(3, 0, 1, 2)
