@@ -31,7 +31,8 @@ import dwlit
 from dwlit import simulate_kernel, trace, kernel, SimulatorError
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.sim.memory import NeuronCore, use_core, ndarray, float32, float16, bfloat16, sbuf, psum, hbm, shared_hbm
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import ndarray, float32, float16, bfloat16, sbuf, psum, hbm, shared_hbm
 from dwlit.sim import isa as nisa, language as nl
 
 DT = {'float32': np.float32, 'float16': np.float16, 'bfloat16': ml_dtypes.bfloat16}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dwlit
-from dwlit.sim.memory import NeuronCore, use_core
+from dwlit.sim.core import NeuronCore, use_core
 
 FILE_LANES = {'test_site.py': 'site', 'test_jupyterlab.py': 'browser', 'test_jupyterlab_exercise.py': 'browser'}
 SLOW = {   # single tests of other files that take more than ~10 s on a 2-core machine

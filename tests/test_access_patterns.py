@@ -3,7 +3,8 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from dwlit.sim.memory import ndarray, float32, sbuf, hbm, NeuronCore, use_core
+from dwlit.sim.memory import ndarray, float32, sbuf, hbm
+from dwlit.sim.core import NeuronCore, use_core
 from dwlit.sim.checks import AccessPatternError, SimulatorError
 
 

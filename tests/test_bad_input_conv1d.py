@@ -16,8 +16,10 @@ import pytest
 from hypothesis import given, settings, example, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, kernel, SimulatorError
-from dwlit.sim.checks import SimulatorTypeError, MAX_PROGRAMS
-from dwlit.sim.memory import NeuronCore, use_core, ndarray, float32
+from dwlit.sim.checks import SimulatorTypeError
+from dwlit.sim.target import MAX_PROGRAMS
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import ndarray, float32
 from dwlit.kernels.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_sbuf_bytes
 from dwlit.kernels.tiling import dispatch_decision, instruction_free_sizes, spmd_tile_table
 from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan

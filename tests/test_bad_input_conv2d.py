@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, assume, example, strategies as st, HealthCheck
 
-from dwlit.sim.memory import NeuronCore, use_core, hbm_tensor
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import hbm_tensor
 from dwlit.sim.checks import SimulatorError, SimulatorTypeError
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, _check_conv2d_args
 from dwlit.kernels.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilated_row_sources, h_window_plan,

@@ -181,7 +181,7 @@ def test_sbuf_error_advises_more_programs_only_when_one_tile_fits(data):
     from dwlit.kernels.conv1d import conv1d_sbuf_bytes
     from dwlit.kernels.tiling import div_ceil, PACK, program_tiles
     from dwlit.kernels.conv1d_plan import conv1d_plan
-    from dwlit.sim.memory import TARGETS
+    from dwlit.sim.target import TARGETS
     long_rows = data.draw(st.booleans())                          # few channels and long rows, or many and short
     N = data.draw(st.integers(1, 2))
     C = data.draw(st.integers(1, 400) if long_rows else st.integers(129, 1500))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError, AllocationError
-from dwlit.sim.checks import MAX_PROGRAMS
-from dwlit.sim.memory import TARGETS
+from dwlit.sim.target import MAX_PROGRAMS
+from dwlit.sim.target import TARGETS
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
 from dwlit.kernels.tiling import dispatch_decision, spmd_tile_table, instruction_free_sizes
 from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan

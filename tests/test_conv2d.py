@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, assume, example, event, strategies as st, HealthCheck
 from dwlit import trace, simulate_kernel, SimulatorError
-from dwlit.sim.memory import NeuronCore, use_core, hbm_tensor, float32, float16, bfloat16
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import hbm_tensor, float32, float16, bfloat16
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget
 
 

@@ -19,9 +19,9 @@ def _trace(fn, *args, **kw):
 
 @kernel
 def _vector_ops(x, dt):
-    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf)
-    p = nl.ndarray((128, 300), dt, buffer=nl.sbuf)
-    r = nl.ndarray((128, 100), dt, buffer=nl.sbuf)
+    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf, name='a')
+    p = nl.ndarray((128, 300), dt, buffer=nl.sbuf, name='p')
+    r = nl.ndarray((128, 100), dt, buffer=nl.sbuf, name='r')
     nisa.dma_copy(a, x)
     nisa.memset(p, 0.0)
     nisa.tensor_tensor(p, a, a, nl.multiply)
@@ -63,9 +63,9 @@ def test_vector_modes_lift_only_what_the_trn2_guide_lists(dt, ms, tt, red):
 def test_isa_fast_path_conditions():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf)
-        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf)
-        p = nl.ndarray((128, 200), nl.float32, buffer=nl.psum)
+        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf, name='a')
+        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf, name='f')
+        p = nl.ndarray((128, 200), nl.float32, buffer=nl.psum, name='p')
         nisa.memset(a, 2.0); nisa.memset(f, 1.0); nisa.memset(p, 0.0)
         nisa.tensor_tensor(a, a, f.ap([[3, 128], [0, 200]]), nl.multiply)     # step-0 broadcast: not contiguous
         nisa.tensor_tensor(a, a, a.ap([[200, 128], [1, 100], [1, 2]]), nl.subtract)   # overlapping windows: runs of 2
@@ -82,9 +82,9 @@ def test_isa_fast_path_conditions():
 def _vector_conditions(x):
     "One Vector instruction per condition of the ISA table, on bf16 tiles of 256 elements per partition (after 3 fills)."
     a, o = (nl.ndarray((128, 256), nl.bfloat16, buffer=nl.sbuf) for _ in range(2))
-    f = nl.ndarray((128, 4), nl.bfloat16, buffer=nl.sbuf)
-    h = nl.ndarray((128, 256), nl.float16, buffer=nl.sbuf)
-    p = nl.ndarray((128, 256), nl.bfloat16, buffer=nl.psum)
+    f = nl.ndarray((128, 4), nl.bfloat16, buffer=nl.sbuf, name='f')
+    h = nl.ndarray((128, 256), nl.float16, buffer=nl.sbuf, name='h')
+    p = nl.ndarray((128, 256), nl.bfloat16, buffer=nl.psum, name='p')
     r, r32 = nl.ndarray((128, 1), nl.bfloat16, buffer=nl.sbuf), nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
     nisa.memset(f, 1.0); nisa.memset(h, 0.0); nisa.memset(p, 0.0)
     nisa.memset(a, 0.0); nisa.memset(a, 1.0)
@@ -117,7 +117,7 @@ def test_the_isa_table_condition_by_condition():
 def test_initiation_interval_floor():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 2), nl.float32, buffer=nl.sbuf)
+        a = nl.ndarray((128, 2), nl.float32, buffer=nl.sbuf, name='a')
         nisa.memset(a, 1.0)
         nisa.tensor_tensor(a, a, a, nl.add)
         return x
@@ -135,7 +135,7 @@ def test_dma_lanes_follow_partitions():
     for P, k in ((4, 1), (8, 1), (9, 2), (20, 3), (128, 16)):
         @kernel
         def load(x):
-            a = nl.ndarray((P, 1024), nl.float32, buffer=nl.sbuf)
+            a = nl.ndarray((P, 1024), nl.float32, buffer=nl.sbuf, name='a')
             nisa.dma_copy(a, x)
             return x
         c = instruction_cost(_trace(load, np.ones((P, 1024), np.float32)).instructions[0], 'trn2')
@@ -145,12 +145,12 @@ def test_dma_lanes_follow_partitions():
 
 @kernel
 def _one_matmul(x):
-    a = nl.ndarray((128, 128), x.dtype, buffer=nl.sbuf)
-    b = nl.ndarray((128, 500), x.dtype, buffer=nl.sbuf)
-    o = nl.ndarray((128, 500), nl.float32, buffer=nl.psum)
+    a = nl.ndarray((128, 128), x.dtype, buffer=nl.sbuf, name='a')
+    b = nl.ndarray((128, 500), x.dtype, buffer=nl.sbuf, name='b')
+    o = nl.ndarray((128, 500), nl.float32, buffer=nl.psum, name='o')
     nisa.memset(a, 1.0); nisa.memset(b, 1.0)
     nisa.nc_matmul(o, a, b)
-    t = nl.ndarray((128, 128), x.dtype, buffer=nl.psum)       # the ISA reference: a transpose keeps its dtype
+    t = nl.ndarray((128, 128), x.dtype, buffer=nl.psum, name='t')       # the ISA reference: a transpose keeps its dtype
     nisa.nc_transpose(t, a)
     return x
 
@@ -180,9 +180,9 @@ def test_pe_tflops_match_the_guides():
 def test_evacuation_streams_at_the_psum_rate():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.sbuf)
-        o = nl.ndarray((128, 400), nl.float32, buffer=nl.psum)
-        r = nl.ndarray((128, 400), nl.bfloat16, buffer=nl.sbuf)
+        a = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.sbuf, name='a')
+        o = nl.ndarray((128, 400), nl.float32, buffer=nl.psum, name='o')
+        r = nl.ndarray((128, 400), nl.bfloat16, buffer=nl.sbuf, name='r')
         nisa.memset(a, 1.0)
         nisa.nc_matmul(o, a, a.ap([[128, 128], [0, 400]]))
         nisa.tensor_copy(r, o)
@@ -211,8 +211,8 @@ def test_operand_dtypes_are_the_tensors_own(dt):
     assert {a.dtype for a in operands} == {dt}
     assert all(a.dtype == writers[a.tensor_id] for a in operands if a.tensor_id in writers)
     with use_core(NeuronCore()):
-        x = nl.ndarray((4, 6), nl.bfloat16, buffer=nl.sbuf); x.write(np.ones((4, 6)))
-        y = nl.ndarray((4, 6), nl.float32, buffer=nl.sbuf)
+        x = nl.ndarray((4, 6), nl.bfloat16, buffer=nl.sbuf, name='x'); x.write(np.ones((4, 6)))
+        y = nl.ndarray((4, 6), nl.float32, buffer=nl.sbuf, name='y')
         with trace() as t2: nisa.tensor_copy(y, x)
     (cp,) = t2.instructions
     assert (cp.srcs[0].dtype, cp.dtype) == ('bfloat16', 'float32')     # x was never written by an instruction
@@ -221,7 +221,7 @@ def test_operand_dtypes_are_the_tensors_own(dt):
 def test_wide_innermost_step_halves_vector_bandwidth():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 400), nl.float32, buffer=nl.sbuf)
+        a = nl.ndarray((128, 400), nl.float32, buffer=nl.sbuf, name='a')
         nisa.memset(a.ap([[400, 128], [4, 100]]), 0.0)        # 16-byte step: full rate
         nisa.memset(a.ap([[400, 128], [5, 80]]), 0.0)         # 20-byte step: half rate
         return x
@@ -258,7 +258,7 @@ def test_dma_runs_match_a_brute_force_count(P, A, B, perm, sl, pad):
 
     @kernel
     def k(x):
-        t = nl.ndarray((shape[0], shape[1] * shape[2] + pad), nl.float32, buffer=nl.sbuf)
+        t = nl.ndarray((shape[0], shape[1] * shape[2] + pad), nl.float32, buffer=nl.sbuf, name='t')
         nisa.dma_copy(t.ap([[shape[1] * shape[2] + pad, shape[0]], [shape[2], shape[1]], [1, shape[2]]]),
                       x.ap(src_dims, offset=start))
         return x
@@ -307,9 +307,9 @@ def test_every_field_is_marked_cited_or_assumed_at_its_definition():
 def _matmul_trace(N, dt=nl.bfloat16):
     @kernel
     def k(x):
-        a = nl.ndarray((128, 128), dt, buffer=nl.sbuf)
-        b = nl.ndarray((128, N), dt, buffer=nl.sbuf)
-        o = nl.ndarray((128, N), nl.float32, buffer=nl.psum)
+        a = nl.ndarray((128, 128), dt, buffer=nl.sbuf, name='a')
+        b = nl.ndarray((128, N), dt, buffer=nl.sbuf, name='b')
+        o = nl.ndarray((128, N), nl.float32, buffer=nl.psum, name='o')
         nisa.memset(a, 1.0); nisa.memset(b, 1.0)
         nisa.nc_matmul(o, a, b)
         return x
@@ -328,8 +328,8 @@ def test_pe_access_start_zero_is_the_guides_max_n_64(N):
 def test_access_start_and_penalty_rule():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
-        b = nl.ndarray((128, 300), nl.float32, buffer=nl.sbuf)
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
+        b = nl.ndarray((128, 300), nl.float32, buffer=nl.sbuf, name='b')
         nisa.memset(a, 1.0); nisa.memset(b, 1.0)
         nisa.tensor_tensor(a, a, a, nl.add)          # N=64 (small); not dependent: the memset before it wrote b
         nisa.tensor_tensor(b, b, b, nl.add)          # N=300, not dependent on the previous (it wrote a)
@@ -348,8 +348,8 @@ def test_access_start_and_penalty_rule():
 def test_step0_contiguous_opens_the_bf16_fast_path():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf)
-        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf)
+        a = nl.ndarray((128, 200), nl.bfloat16, buffer=nl.sbuf, name='a')
+        f = nl.ndarray((128, 3), nl.bfloat16, buffer=nl.sbuf, name='f')
         nisa.memset(a, 2.0); nisa.memset(f, 1.0)
         nisa.tensor_tensor(a, a, f.ap([[3, 128], [0, 200]]), nl.multiply)
         return x
@@ -361,7 +361,7 @@ def test_step0_contiguous_opens_the_bf16_fast_path():
 def test_dma_issue_keeps_its_engines_busy():
     @kernel
     def load(x):
-        a = nl.ndarray((4, 4096), nl.bfloat16, buffer=nl.sbuf)
+        a = nl.ndarray((4, 4096), nl.bfloat16, buffer=nl.sbuf, name='a')
         nisa.dma_copy(a, x)
         return x
     ins = _trace(load, np.ones((4, 4096), nl.bfloat16)).instructions[0]
@@ -374,7 +374,7 @@ def test_dma_issue_keeps_its_engines_busy():
 
 @kernel
 def _small(x):
-    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
     nisa.dma_copy(a, x); nisa.memset(a, 0.0)
     return x
 
@@ -412,8 +412,8 @@ def test_a_hand_built_model_is_checked_too():
 
 @kernel
 def _per_partition(x, dt):
-    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf)
-    f = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+    a = nl.ndarray((128, 300), dt, buffer=nl.sbuf, name='a')
+    f = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf, name='f')
     o, q = nl.ndarray((128, 300), dt, buffer=nl.sbuf), nl.ndarray((128, 300), dt, buffer=nl.sbuf)
     nisa.memset(a, 1.0); nisa.memset(f, 2.0)
     nisa.tensor_scalar(o, a, nl.multiply, f)                                           # Vector
@@ -443,7 +443,7 @@ def test_engines_without_a_cost_rule_are_refused():
     from dwlit.sim.checks import NotModelledError
     @kernel
     def k(x):
-        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
         nisa.memset(a, 0.0, engine=nisa.engine.gpsimd)
         return x
     (ms,) = _trace(k, np.ones(1, np.float32)).instructions

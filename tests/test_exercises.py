@@ -16,7 +16,7 @@ from dwlit.exercises.more import (MORE_EXERCISES, check_chunk_loop, check_dilate
                                   h_tile_solution, _h_cases)
 from dwlit.sim.checks import AccessPatternError, SimulatorError
 from dwlit.sim.tracing import trace
-from dwlit.sim.memory import NeuronCore, use_core
+from dwlit.sim.core import NeuronCore, use_core
 
 
 ALL = {**EXERCISES, **MORE_EXERCISES}          # chapter 35's exercises 1-4 and chapter 35b's 5-8
@@ -459,7 +459,7 @@ def test_the_chunk_loop_may_not_allocate_the_product_buffer():
     def chunks_in_own_buffer(img_tile, filt_tile, prod, out_tile):
         P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
         F = prod.shape[1]
-        big = nl.ndarray((P, W_out, W_f), nl.float32, buffer=nl.sbuf)
+        big = nl.ndarray((P, W_out, W_f), nl.float32, buffer=nl.sbuf, name='big')
         for base in range(0, W_out, F):
             n = min(F, W_out - base)
             v = big.ap([[W_out * W_f, P], [W_f, n], [1, W_f]], offset=base * W_f)

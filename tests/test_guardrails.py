@@ -10,8 +10,8 @@ from dwlit import nl, nisa, simulate_kernel, kernel, SimulatorError, NotModelled
 def _double_into(out_buffer, ret):
     "A kernel that doubles x via SBUF into `out_buffer`, then returns what `ret(out, tile)` picks."
     def k(x):
-        out = nl.ndarray(x.shape, x.dtype, buffer=out_buffer)
-        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        out = nl.ndarray(x.shape, x.dtype, buffer=out_buffer, name='out')
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf, name='t')
         nisa.dma_copy(t, x)
         nisa.tensor_tensor(t, t, t, nl.add)
         if out_buffer is nl.psum: nisa.tensor_copy(out, t)
@@ -48,8 +48,8 @@ def test_kernel_must_return_hbm_tensors(ret, buffer, msg, launch):
 def test_every_program_must_return_hbm():
     "Program 0 fine, program 1 returns nothing: still refused, and the message names program 1."
     def k(x):
-        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
-        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm, name='out')
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf, name='t')
         nisa.dma_copy(t, x); nisa.dma_copy(out, t)
         return out if nl.program_id(0) == 0 else None
     with pytest.raises(TypeError, match=r"kernel k \(program 1\) returned nothing"):
@@ -154,9 +154,9 @@ def test_touch_counts_is_bounded_before_it_allocates():
     "A 2^27-element step-0 view of a 4-element tensor: refused at once (it used to peak at 3.2 GB)."
     import resource
     from dwlit.sim.ap import touch_counts, MAX_TOUCH_ELEMENTS
-    from dwlit.sim.memory import NeuronCore, use_core
+    from dwlit.sim.core import NeuronCore, use_core
     with use_core(NeuronCore('trn1')):
-        t = nl.ndarray((4,), nl.float32, buffer=nl.hbm)
+        t = nl.ndarray((4,), nl.float32, buffer=nl.hbm, name='t')
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         with pytest.raises(SimulatorError, match=r"shows 134,217,728 elements, more than the 16,777,216"):
             touch_counts(t.ap([[0, 2**27], [1, 1]]))

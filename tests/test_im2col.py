@@ -3,7 +3,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from dwlit import trace, NeuronCore
-from dwlit.sim.memory import use_core, ndarray, float32
+from dwlit.sim.core import use_core
+from dwlit.sim.memory import ndarray, float32
 from dwlit.kernels.im2col import window_ap, broadcast_ap, read_map, conv1d_dense_on_pe_array, depthwise_as_dense, pe_macs
 
 

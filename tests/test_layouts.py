@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from dwlit import SimulatorError, trace
-from dwlit.sim.memory import NeuronCore, use_core, ndarray, hbm, float32
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import ndarray, hbm, float32
 from dwlit.kernels.layouts import parse_layout, parse_conv_labels, convert_layout, f01b_gather, tiled_dve_transpose_210, in_perm_label, contiguous_runs
 
 

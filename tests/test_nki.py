@@ -10,7 +10,8 @@ import dwlit.nki as nki
 import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
 from dwlit import trace, simulate_kernel, SimulatorError, NotModelledError, AccessPatternError
-from dwlit.sim.memory import NeuronCore, use_core, using_target
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.target import using_target
 
 RNG = np.random.default_rng(17)
 
@@ -32,15 +33,15 @@ def matmul_k_tiles(a_t, b):
     "C = A @ B for A^T (K, M) and B (K, N), K a multiple of 128: one nc_matmul per K tile into one PSUM tile."
     K, M = a_t.shape
     N = b.shape[1]
-    out = nl.ndarray((M, N), nl.float32, buffer=nl.shared_hbm)
-    acc = nl.ndarray((M, N), nl.float32, buffer=nl.psum)
+    out = nl.ndarray((M, N), nl.float32, buffer=nl.shared_hbm, name='out')
+    acc = nl.ndarray((M, N), nl.float32, buffer=nl.psum, name='acc')
     for k in nl.affine_range(K // 128):
-        lhs = nl.ndarray((128, M), a_t.dtype, buffer=nl.sbuf)
-        rhs = nl.ndarray((128, N), b.dtype, buffer=nl.sbuf)
+        lhs = nl.ndarray((128, M), a_t.dtype, buffer=nl.sbuf, name='lhs')
+        rhs = nl.ndarray((128, N), b.dtype, buffer=nl.sbuf, name='rhs')
         nisa.dma_copy(dst=lhs, src=a_t[k * 128:(k + 1) * 128, :])
         nisa.dma_copy(dst=rhs, src=b[k * 128:(k + 1) * 128, :])
         nisa.nc_matmul(acc, lhs, rhs)                      # accumulate=None: first write overwrites, later ones add
-    res = nl.ndarray((M, N), nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((M, N), nl.float32, buffer=nl.sbuf, name='res')
     nisa.tensor_copy(dst=res, src=acc)
     nisa.dma_copy(dst=out, src=res)
     return out
@@ -57,7 +58,7 @@ def test_nc_matmul_default_accumulates_over_k_tiles():
 def test_nc_matmul_accumulate_none_overwrites_stale_psum_on_first_write():
     with fresh():
         st, mv = sbuf_from(np.ones((128, 4))), sbuf_from(np.full((128, 8), 2.0))
-        acc = nl.ndarray((4, 8), nl.float32, buffer=nl.psum)
+        acc = nl.ndarray((4, 8), nl.float32, buffer=nl.psum, name='acc')
         nisa.memset(acc, 1000.0)                            # stale contents: a first matmul write ignores them
         nisa.nc_matmul(acc, st, mv)
         np.testing.assert_array_equal(acc.numpy(), np.full((4, 8), 256.0))
@@ -75,7 +76,7 @@ def test_nc_matmul_positional_arguments_follow_nki_order():
                          'accumulate']
     with fresh():
         st, mv = sbuf_from(np.ones((128, 2))), sbuf_from(np.ones((128, 3)))
-        acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum)
+        acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum, name='acc')
         nisa.nc_matmul(acc, st, mv, False)
         nisa.nc_matmul(acc, st, mv, False)                  # False here is is_stationary_onezero: still accumulates
         np.testing.assert_array_equal(acc.numpy(), np.full((2, 3), 256.0))
@@ -90,7 +91,7 @@ def test_nc_matmul_dtype_rules_per_target():
             nisa.nc_matmul(nl.ndarray((2, 3), nl.float32, buffer=nl.psum), sbuf_from(np.ones((128, 2))), mv)
     with fresh('trn3'):
         st, mv = sbuf_from(np.ones((128, 2)), ml_dtypes.bfloat16), sbuf_from(np.ones((128, 3)), ml_dtypes.bfloat16)
-        out = nl.ndarray((2, 3), nl.bfloat16, buffer=nl.psum)
+        out = nl.ndarray((2, 3), nl.bfloat16, buffer=nl.psum, name='out')
         nisa.nc_matmul(out, st, mv)
         np.testing.assert_array_equal(out.numpy().astype(np.float32), np.full((2, 3), 128.0))
 
@@ -100,17 +101,17 @@ def test_nc_transpose_keeps_the_dtype():
         x = sbuf_from(np.arange(12.0).reshape(3, 4))
         with pytest.raises(SimulatorError, match="dst must have data's dtype float32, got bfloat16"):
             nisa.nc_transpose(nl.ndarray((4, 3), nl.bfloat16, buffer=nl.psum), x)
-        y = nl.ndarray((4, 3), nl.float32, buffer=nl.psum)
+        y = nl.ndarray((4, 3), nl.float32, buffer=nl.psum, name='y')
         nisa.nc_transpose(y, x)
         np.testing.assert_array_equal(y.numpy(), np.arange(12.0).reshape(3, 4).T)
 
 
 def two_programs(x, buffer):
     "Each of two programs copies its half of the rows of x into out."
-    out = nl.ndarray(x.shape, x.dtype, buffer=buffer)
+    out = nl.ndarray(x.shape, x.dtype, buffer=buffer, name='out')
     rows = x.shape[0] // nl.num_programs()
     r0 = nl.program_id(0) * rows
-    t = nl.ndarray((rows, x.shape[1]), x.dtype, buffer=nl.sbuf)
+    t = nl.ndarray((rows, x.shape[1]), x.dtype, buffer=nl.sbuf, name='t')
     nisa.dma_copy(dst=t, src=x[r0:r0 + rows, :])
     nisa.dma_copy(dst=out[r0:r0 + rows, :], src=t)
     return out
@@ -126,11 +127,11 @@ def test_shared_hbm_outputs_are_seen_by_every_program_and_hbm_outputs_are_refuse
 
 def test_at_most_four_free_dimensions_per_pattern():
     with fresh():
-        t = nl.ndarray((2, 64), nl.float32, buffer=nl.sbuf)
+        t = nl.ndarray((2, 64), nl.float32, buffer=nl.sbuf, name='t')
         t.ap([[64, 2], [32, 2], [16, 2], [8, 2], [1, 8]])   # four free axes: fine
         with pytest.raises(AccessPatternError, match="at most 5"):
             t.ap([[64, 2], [32, 2], [16, 2], [8, 2], [4, 2], [1, 4]])
-        h = nl.ndarray((64 * 2,), nl.float32, buffer=nl.hbm)
+        h = nl.ndarray((64 * 2,), nl.float32, buffer=nl.hbm, name='h')
         with pytest.raises(AccessPatternError, match="at most 5"):
             h.ap([[64, 2], [32, 2], [16, 2], [8, 2], [4, 2], [2, 2], [1, 2]])
 
@@ -187,11 +188,11 @@ def test_nki_names_can_be_stored_at_import_and_refuse_when_used():
 def center_and_scale(x, mean_col):
     "out[p, :] = (x[p, :] - mean[p]) * 0.5, then 3 - out: tensor_scalar with a column, a number and reverse."
     P, F = x.shape
-    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray((P, F), x.dtype, buffer=nl.shared_hbm, name='out')
     t, m = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf), nl.ndarray((P, 1), x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
     nisa.dma_copy(dst=m, src=mean_col)
-    r = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf)
+    r = nl.ndarray((P, F), x.dtype, buffer=nl.sbuf, name='r')
     nisa.tensor_scalar(r, t, nl.subtract, m, op1=nl.multiply, operand1=0.5)
     nisa.tensor_scalar(dst=r, data=r, op0=nl.subtract, operand0=3.0, reverse0=True)
     nisa.dma_copy(dst=out, src=r)
@@ -207,7 +208,7 @@ def test_tensor_scalar_column_number_and_reverse():
 def test_tensor_scalar_reverse_on_the_second_operator():
     with fresh():
         x = sbuf_from(np.arange(6.0).reshape(2, 3) + 1)
-        y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, name='y')
         nisa.tensor_scalar(y, x, nl.add, 1.0, op1=nl.divide, operand1=12.0, reverse1=True)   # 12 / (x + 1)
         np.testing.assert_allclose(y.numpy(), 12 / (np.arange(6.0).reshape(2, 3) + 2), rtol=1e-6)
 
@@ -215,7 +216,7 @@ def test_tensor_scalar_reverse_on_the_second_operator():
 def test_tensor_scalar_rounds_once_into_the_destination_dtype():
     with fresh():
         x = sbuf_from(np.full((1, 2), 1.0))
-        y = nl.ndarray((1, 2), nl.bfloat16, buffer=nl.sbuf)
+        y = nl.ndarray((1, 2), nl.bfloat16, buffer=nl.sbuf, name='y')
         nisa.tensor_scalar(y, x, nl.add, 2.0 ** -9, op1=nl.add, operand1=2.0 ** -9)   # 1 + 2^-8 in fp32, then bf16
         want = np.float32(1 + 2.0 ** -8).astype(ml_dtypes.bfloat16)
         assert y.numpy()[0, 0] == want
@@ -263,10 +264,10 @@ def test_comparison_operators_give_one_or_zero_and_unary_alu_operators_are_refus
         ta, tb = sbuf_from(a), sbuf_from(b)
         for op, ref in ((nl.equal, np.equal), (nl.not_equal, np.not_equal), (nl.less, np.less),
                         (nl.less_equal, np.less_equal), (nl.greater, np.greater), (nl.greater_equal, np.greater_equal)):
-            y = nl.ndarray((1, 4), nl.bfloat16, buffer=nl.sbuf)
+            y = nl.ndarray((1, 4), nl.bfloat16, buffer=nl.sbuf, name='y')
             nisa.tensor_tensor(y, ta, tb, op)
             np.testing.assert_array_equal(y.numpy().astype(np.float32), ref(a, b).astype(np.float32))
-            m = nl.ndarray((1, 4), nl.uint8, buffer=nl.sbuf)
+            m = nl.ndarray((1, 4), nl.uint8, buffer=nl.sbuf, name='m')
             nisa.tensor_scalar(m, ta, op, 2.0)
             np.testing.assert_array_equal(m.numpy(), ref(a, 2.0).astype(np.uint8))
         np.testing.assert_array_equal(nl.less(ta, tb, dtype=nl.float32).numpy(), [[0.0, 1.0, 0.0, 0.0]])
@@ -282,12 +283,12 @@ def test_comparison_operators_give_one_or_zero_and_unary_alu_operators_are_refus
 def shifted_exp(x, shift_col):
     "out = exp(0.5 * x - shift) per row: one activation with a scale and a per-partition bias."
     P, F = x.shape
-    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm, name='out')
     t, s = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf), nl.ndarray((P, 1), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
     nisa.dma_copy(dst=s, src=shift_col)
     nisa.tensor_scalar(s, s, nl.multiply, -1.0)
-    e = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf)
+    e = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, name='e')
     nisa.activation(dst=e, op=nl.exp, data=t, bias=s, scale=0.5)
     nisa.dma_copy(dst=out, src=e)
     return out
@@ -335,7 +336,7 @@ def test_hint_keywords_are_accepted_and_kept_in_the_record():
     with fresh():
         h = nl.ndarray((4, 3), nl.float32, buffer=nl.hbm, name='h')
         h.write(np.ones((4, 3)))
-        s = nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf)
+        s = nl.ndarray((4, 3), nl.float32, buffer=nl.sbuf, name='s')
         with trace() as tr:
             nisa.dma_copy(dst=s, src=h, dge_mode=nisa.dge_mode.hwdge, oob_mode=nisa.oob_mode.error, name='load_h')
             nisa.tensor_tensor(s, s, s, nl.add, name='double')
@@ -364,8 +365,8 @@ def test_dma_copy_read_modify_write_adds():
 def softmax_rows(x):
     "Row softmax written with nl's tile functions: max, subtract (broadcast), exp, sum, divide by a column."
     P, F = x.shape
-    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
-    t = nl.zeros((P, F), nl.float32)
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm, name='out')
+    t = nl.zeros((P, F), nl.float32, name='t')
     nisa.dma_copy(dst=t, src=x)
     m = nl.max(t, axis=1, keepdims=True)
     e = nl.exp(nl.subtract(t, nl.broadcast_to(m, (P, F))))
@@ -383,9 +384,9 @@ def test_nl_tile_functions_compose_into_a_softmax():
 def test_nl_zeros_fills_and_records_a_memset():
     with fresh():
         with trace() as tr:
-            z = nl.zeros((4, 5), nl.bfloat16)
-            o = nl.ones((4, 2), nl.float32, buffer=nl.psum)
-            f = nl.full((3, 3), 2.5, nl.float32)
+            z = nl.zeros((4, 5), nl.bfloat16, name='z')
+            o = nl.ones((4, 2), nl.float32, buffer=nl.psum, name='o')
+            f = nl.full((3, 3), 2.5, nl.float32, name='f')
         assert z.numpy().astype(np.float32).sum() == 0 and (o.numpy() == 1).all() and (f.numpy() == 2.5).all()
         assert [i.op for i in tr.instructions] == ['memset'] * 3 and o.buffer is nl.psum
         with pytest.raises(NotModelledError, match="fills on-chip tensors only"):
@@ -502,10 +503,10 @@ def test_int8_and_fp8_are_storage_types():
 @nki.jit
 def widen(x):
     "Copy an 8-bit input into SBUF and convert it to fp32 on the way out."
-    out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
-    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm, name='out')
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf, name='t')
     nisa.dma_copy(dst=t, src=x)
-    w = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf)
+    w = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf, name='w')
     nisa.tensor_copy(dst=w, src=t)
     nisa.dma_copy(dst=out, src=w)
     return out
@@ -521,14 +522,14 @@ def test_int8_and_fp8_inputs_convert_exactly_to_fp32():
 def test_writes_into_8_bit_types_are_exact_or_refused():
     with fresh():
         src = sbuf_from(np.array([[1.0, -7.0, 100.0]]))
-        i8 = nl.ndarray((1, 3), nl.int8, buffer=nl.sbuf)
+        i8 = nl.ndarray((1, 3), nl.int8, buffer=nl.sbuf, name='i8')
         nisa.tensor_copy(i8, src)
         np.testing.assert_array_equal(i8.numpy(), [[1, -7, 100]])
         with pytest.raises(NotModelledError, match="only whole numbers in \\[-128, 127\\]"):
             nisa.tensor_copy(i8, sbuf_from(np.array([[1.5, 0.0, 0.0]])))
         with pytest.raises(NotModelledError, match="only whole numbers"):
             nisa.tensor_copy(i8, sbuf_from(np.array([[300.0, 0.0, 0.0]])))
-        f8 = nl.ndarray((1, 3), nl.float8_e4m3, buffer=nl.sbuf)
+        f8 = nl.ndarray((1, 3), nl.float8_e4m3, buffer=nl.sbuf, name='f8')
         nisa.tensor_copy(f8, sbuf_from(np.array([[0.3, 1.0, -2.0]])))
         np.testing.assert_array_equal(f8.numpy().astype(np.float32),
                                       np.float32([0.3, 1.0, -2.0]).astype(ml_dtypes.float8_e4m3).astype(np.float32)[None])
@@ -554,12 +555,12 @@ def test_nki_objects_typing_and_tile_size():
 def test_jit_with_a_platform_target():
     @nki.jit(platform_target='trn3')
     def bf16_matmul(a_t, b):
-        out = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.shared_hbm)
+        out = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.shared_hbm, name='out')
         l, r = nl.ndarray(a_t.shape, a_t.dtype, buffer=nl.sbuf), nl.ndarray(b.shape, b.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=l, src=a_t); nisa.dma_copy(dst=r, src=b)
-        acc = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.psum)    # bf16 PSUM: trn3 only
+        acc = nl.ndarray((a_t.shape[1], b.shape[1]), nl.bfloat16, buffer=nl.psum, name='acc')    # bf16 PSUM: trn3 only
         nisa.nc_matmul(acc, l, r)
-        res = nl.ndarray(acc.shape, nl.bfloat16, buffer=nl.sbuf)
+        res = nl.ndarray(acc.shape, nl.bfloat16, buffer=nl.sbuf, name='res')
         nisa.tensor_copy(res, acc); nisa.dma_copy(dst=out, src=res)
         return out
     a_t, b = np.ones((128, 4), ml_dtypes.bfloat16), np.ones((128, 8), ml_dtypes.bfloat16)
@@ -572,7 +573,7 @@ def test_jit_with_a_platform_target():
 
 def test_iota_follows_the_reference_pseudo_code():
     with fresh():
-        d = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        d = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf, name='d')
         with trace() as tr:
             nisa.iota(d, [[10, 2], [-1, 3]], offset=5, channel_multiplier=100)
         want = np.zeros((4, 2, 3))
@@ -589,10 +590,10 @@ def test_iota_follows_the_reference_pseudo_code():
 def linear_recurrence(a, b):
     "h[t] = a[t] * h[t-1] + b[t] per row, from h[-1] = 0: one tensor_tensor_scan."
     P, T = a.shape
-    out = nl.ndarray((P, T), nl.float32, buffer=nl.shared_hbm)
+    out = nl.ndarray((P, T), nl.float32, buffer=nl.shared_hbm, name='out')
     ta, tb = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf), nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=ta, src=a); nisa.dma_copy(dst=tb, src=b)
-    h = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf)
+    h = nl.ndarray((P, T), nl.float32, buffer=nl.sbuf, name='h')
     nisa.tensor_tensor_scan(h, ta, tb, 0.0, nl.multiply, nl.add)
     nisa.dma_copy(dst=out, src=h)
     return out
@@ -610,7 +611,7 @@ def test_tensor_tensor_scan_reverse_and_column_initial():
     with fresh():
         d0, d1 = sbuf_from(np.full((2, 3), 2.0)), sbuf_from(np.ones((2, 3)))
         init = sbuf_from(np.array([[10.0], [20.0]]))
-        r = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        r = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, name='r')
         nisa.tensor_tensor_scan(r, d0, d1, init, nl.subtract, nl.subtract, reverse0=True, reverse1=True)
         want, prev = np.zeros((2, 3)), np.array([10.0, 20.0])
         for i in range(3): prev = 1.0 - (prev - 2.0); want[:, i] = prev     # op1(d1, op0(prev, d0))
@@ -619,7 +620,7 @@ def test_tensor_tensor_scan_reverse_and_column_initial():
 
 def test_activation_valid_input_ranges_are_enforced():
     with fresh():
-        y = nl.ndarray((1, 2), nl.float32, buffer=nl.sbuf)
+        y = nl.ndarray((1, 2), nl.float32, buffer=nl.sbuf, name='y')
         with pytest.raises(SimulatorError, match=r"nl.sin is valid for inputs in \[-3.14159, 3.14159\]"):
             nisa.activation(y, nl.sin, sbuf_from(np.array([[0.0, 4.0]])))
         with pytest.raises(SimulatorError, match="nl.log is valid for inputs"):
@@ -648,10 +649,10 @@ def test_nki_tensor_is_the_tensor_type_and_reshape_of_an_input_works_in_a_kernel
         "Cumulative sum over the last axis of a (B, S, H) input, seen as (B * S, H): one scan."
         B, S, H = x.shape
         x2 = x.reshape((B * S, H))
-        y = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        y = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm, name='y')
         t, ones = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf), nl.ones((B * S, H), nl.float32)
         nisa.dma_copy(dst=t, src=x2)
-        r = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf)
+        r = nl.ndarray((B * S, H), x.dtype, buffer=nl.sbuf, name='r')
         nisa.tensor_tensor_scan(r, ones, t, 0.0, nl.multiply, nl.add)
         nisa.dma_copy(dst=y.reshape((B * S, H)), src=r)
         return y
@@ -668,7 +669,7 @@ def test_dma_copy_arguments_follow_the_current_reference():
     with fresh():
         h = nl.ndarray((2, 3), nl.float32, buffer=nl.hbm, name='h')
         h.write(np.arange(6.0).reshape(2, 3))
-        s = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+        s = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, name='s')
         with trace() as tr: nisa.dma_copy(s, h, 1)
         np.testing.assert_array_equal(s.numpy(), np.arange(6.0).reshape(2, 3))
         assert tr.instructions[0].attrs.get('priority') == 1 and 'oob_mode' not in tr.instructions[0].attrs
@@ -690,7 +691,7 @@ def add_rows(a, b):
     "c = a + b written with nl.load / nl.store, the getting-started style: each program takes its rows."
     rows = a.shape[0] // nl.num_programs()
     r0 = nl.program_id(0) * rows
-    c = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    c = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm, name='c')
     x, y = nl.load(a[r0:r0 + rows, :]), nl.load(b[r0:r0 + rows, :], dtype=nl.float32)
     nl.store(c[r0:r0 + rows, :], value=nl.add(x, y))
     return c
@@ -706,7 +707,7 @@ def test_nl_load_and_store_move_tiles_between_hbm_and_sbuf():
         s = sbuf_from(np.ones((2, 3)))
         with pytest.raises(SimulatorError, match="nl.load: src .* is in SBUF; it loads from HBM"):
             nl.load(s)
-        h = nl.ndarray((3, 2), nl.float32, buffer=nl.hbm)
+        h = nl.ndarray((3, 2), nl.float32, buffer=nl.hbm, name='h')
         with pytest.raises(SimulatorError, match=r"nl.store: dst .* has shape \(3, 2\) and value \(2, 3\)"):
             nl.store(h, s)
 
@@ -716,7 +717,7 @@ def test_nc_matmul_accumulate_true_needs_an_earlier_matmul_write():
     for target in ('trn1', 'trn2', 'trn3'):
         with fresh(target):
             st, mv = sbuf_from(np.ones((128, 2))), sbuf_from(np.ones((128, 3)))
-            acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum)
+            acc = nl.ndarray((2, 3), nl.float32, buffer=nl.psum, name='acc')
             with pytest.raises(SimulatorError, match="accumulate=True on PSUM elements no earlier nc_matmul wrote"):
                 nisa.nc_matmul(acc, st, mv, accumulate=True)
             nisa.memset(acc, 1.0)
@@ -735,7 +736,7 @@ def test_nc_matmul_moving_free_size_per_target():
     "At most 512 moving columns (one PSUM bank) on trn1/trn2; on trn3 up to 4096 for an fp32 dst, 8192 for bf16."
     with fresh('trn3'):
         st, mv = sbuf_from(np.ones((4, 2))), sbuf_from(np.arange(4 * 2048.0).reshape(4, 2048) % 7)
-        acc = nl.ndarray((2, 2048), nl.float32, buffer=nl.psum)
+        acc = nl.ndarray((2, 2048), nl.float32, buffer=nl.psum, name='acc')
         nisa.nc_matmul(acc, st, mv)
         np.testing.assert_array_equal(acc.numpy(), np.ones((4, 2)).T @ (np.arange(4 * 2048.0).reshape(4, 2048) % 7))
     with fresh('trn2'):
@@ -757,7 +758,7 @@ def test_nc_matmul_double_row_mode_is_refused_not_computed_as_a_plain_matmul():
 def test_nc_transpose_flattens_the_free_axes():
     x = np.arange(24.0).reshape(4, 2, 3)
     with fresh():
-        y = nl.ndarray((6, 4), nl.float32, buffer=nl.psum)
+        y = nl.ndarray((6, 4), nl.float32, buffer=nl.psum, name='y')
         nisa.nc_transpose(y, sbuf_from(x))
         np.testing.assert_array_equal(y.numpy(), x.reshape(4, 6).T)
         with pytest.raises(SimulatorError, match=r"dst must be \(6, 4\)"):
@@ -781,7 +782,7 @@ def test_activation_bias_is_a_column_on_trn1():
     x = np.linspace(-1, 1, 6).reshape(2, 3)
     for target in ('trn1', 'trn2'):
         with fresh(target):
-            y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
+            y = nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf, name='y')
             nisa.activation(y, nl.exp, sbuf_from(x), bias=sbuf_from(np.full((2, 1), 0.5)))
             np.testing.assert_allclose(y.numpy(), np.exp(x + 0.5), rtol=1e-6)
             if target == 'trn1':
@@ -796,15 +797,15 @@ def test_activation_bias_is_a_column_on_trn1():
 def scaled_sum_at_addresses(x, y):
     "out = 2x + y with every SBUF tile at an address of its own choosing, as a stack allocator places them."
     P, F = x.shape
-    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm)
-    a = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))
-    b = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 4 * F))
+    out = nl.ndarray((P, F), nl.float32, buffer=nl.shared_hbm, name='out')
+    a = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0), name='a')
+    b = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 4 * F), name='b')
     nisa.dma_copy(dst=a, src=x)
     nisa.dma_copy(dst=b, src=y)
-    c = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 8 * F))
+    c = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 8 * F), name='c')
     nisa.tensor_scalar(c, a, nl.multiply, 2.0)
     nisa.tensor_tensor(c, c, b, nl.add)
-    d = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0))     # a's memory again: a is done with
+    d = nl.ndarray((P, F), nl.float32, buffer=nl.sbuf, address=(0, 0), name='d')     # a's memory again: a is done with
     nisa.tensor_copy(dst=d, src=c)
     nisa.dma_copy(dst=out, src=d)
     return out
@@ -814,13 +815,13 @@ def test_tensors_at_fixed_addresses_and_memory_given_again():
     x, y = RNG.standard_normal((16, 8)).astype(np.float32), RNG.standard_normal((16, 8)).astype(np.float32)
     np.testing.assert_allclose(scaled_sum_at_addresses(x, y), 2 * x.astype(np.float64) + y, rtol=1e-6)
     with fresh():
-        a = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 0))
+        a = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 0), name='a')
         nisa.memset(a, 1.0)
-        b = nl.ndarray((2, 4), nl.bfloat16, buffer=nl.sbuf, address=(2, 24))    # overlaps a's partitions 2-3, bytes 24-31
+        b = nl.ndarray((2, 4), nl.bfloat16, buffer=nl.sbuf, address=(2, 24), name='b')    # overlaps a's partitions 2-3, bytes 24-31
         nisa.memset(b, 2.0)
         with pytest.raises(NotModelledError, match="its memory was given to 'b' at address \\(2, 24\\)"):
             nisa.tensor_copy(dst=b, src=a)                   # a read after its memory went to b: not modelled
-        c = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 64))     # beside b: both stay usable
+        c = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf, address=(0, 64), name='c')     # beside b: both stay usable
         nisa.memset(c, 3.0); nisa.tensor_copy(dst=c[0:2, 0:4], src=b)
         assert (c.numpy()[0:2, 0:4] == 2).all() and (c.numpy()[2:] == 3).all()
         with pytest.raises(SimulatorError, match="must lie within 128 partitions"):
@@ -847,7 +848,7 @@ def test_inputs_a_kernel_writes_are_updated_in_place_as_nki_simulate_does():
 
     def scale_and_return_a_copy(x, out):
         scale_into(x, out, 2.0)
-        res = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        res = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm, name='res')
         nl.store(res, nl.load(x))
         return res
     out2 = np.zeros_like(x)
@@ -863,7 +864,7 @@ def test_inputs_a_kernel_writes_are_updated_in_place_as_nki_simulate_does():
 
 def test_nki_view_methods_dwlit_lacks_are_named():
     with fresh():
-        t = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf)
+        t = nl.ndarray((4, 2, 3), nl.float32, buffer=nl.sbuf, name='t')
         for call in (lambda: t.permute((0, 2, 1)), lambda: t[:, 0].broadcast(1, 5), lambda: t.view(nl.bfloat16),
                      lambda: t.get_pattern()):
             with pytest.raises(NotModelledError, match=r"\(\) of an NkiTensor is part of NKI, but dwlit does not model it"):

@@ -81,7 +81,7 @@ def test_tap_chunk_mistakes():
     wrong(check_tap_chunks(full_last_chunk), 'your code raised AccessPatternError')
     def own_buffer(img_tile, filt_tile, prod, out_tile, partial):             # right numbers from a buffer of its own
         P, L = img_tile.shape; W_f, W_out = filt_tile.shape[1], out_tile.shape[1]
-        big = nl.ndarray((P, W_out, W_f), nl.float32, buffer=nl.sbuf)
+        big = nl.ndarray((P, W_out, W_f), nl.float32, buffer=nl.sbuf, name='big')
         nisa.tensor_tensor(dst=big, data1=img_tile.ap([[L, P], [1, W_out], [1, W_f]]),
                            data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
         nisa.tensor_reduce(dst=out_tile, op=nl.add, data=big, axis=2)

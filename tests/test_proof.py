@@ -14,8 +14,8 @@ def _helper(dst, a, b):
 
 @kernel
 def _sneaky(x):
-    a = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf)
-    o = nl.ndarray((4, 4), nl.float32, buffer=nl.psum)
+    a = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf, name='a')
+    o = nl.ndarray((4, 4), nl.float32, buffer=nl.psum, name='o')
     nisa.dma_copy(a, x)
     _helper(o, a, a)
     return x
@@ -23,7 +23,7 @@ def _sneaky(x):
 
 @kernel
 def _clean(x):
-    a = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf)
+    a = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf, name='a')
     nisa.dma_copy(a, x)
     nisa.tensor_tensor(a, a, a, nl.multiply)   # L251
     nisa.tensor_reduce(a[:, :1], nl.add, a, axis=1)

@@ -17,7 +17,7 @@ def _trace(fn, *args, **kw):
 
 @kernel
 def _small(x):
-    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
     nisa.dma_copy(a, x); nisa.memset(a, 0.0)
     return x
 
@@ -25,9 +25,9 @@ def _small(x):
 def test_dma_latency_keeps_no_engine_busy():
     @kernel
     def k(x):
-        out = nl.ndarray((32, 64), nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((32, 64), nl.float32, buffer=nl.shared_hbm, name='out')
         for i in range(32):                                  # 32 one-partition stores, nothing depends on them
-            a = nl.ndarray((1, 64), nl.float32, buffer=nl.sbuf)
+            a = nl.ndarray((1, 64), nl.float32, buffer=nl.sbuf, name='a')
             nisa.memset(a, 0.0)
             nisa.dma_copy(out[i:i + 1], a)
         return out
@@ -45,7 +45,7 @@ def test_check_schedule_catches_each_planted_mistake():
     @kernel
     def k(x):
         a, b = (nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf) for _ in range(2))
-        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm, name='out')
         nisa.dma_copy(a, x)
         nisa.memset(b, 1.0)
         nisa.tensor_tensor(b, a, b, nl.multiply)     # reads what the load and the memset wrote
@@ -67,7 +67,7 @@ def test_check_schedule_catches_each_planted_mistake():
 def test_programs_run_in_parallel():
     @kernel
     def k(x):
-        a = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf)
+        a = nl.ndarray((128, 256), nl.float32, buffer=nl.sbuf, name='a')
         nisa.memset(a, 1.0)
         return x
     one = predict(_trace(k, np.ones(1, np.float32)), 'trn1').total_ns
@@ -81,7 +81,7 @@ def test_programs_run_in_parallel():
 def _random_program(x, plan):
     "A random mix of DMAs and Vector ops over a few tiles (from `plan`), to test the scheduler's invariants."
     tiles = [nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name=f"t{i}") for i in range(3)]
-    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm, name='out')
     for t in tiles: nisa.memset(t, 0.0)
     for op, a, b, lo in plan:
         half = tiles[a].ap([[64, 128], [1, 32]], offset=lo)

@@ -147,7 +147,7 @@ def assert_no_pe_dynamic(tr: Trace):
 def _identity_sbuf(n=128, dtype=nl.float32):
     "An n x n identity in SBUF, loaded with one DMA from a constant in HBM."
     eye = hbm_tensor(np.eye(n, dtype=as_dtype(dtype)), name='identity_constant')   # a constant of the program
-    identity = nl.ndarray((n, n), dtype, buffer=nl.sbuf)
+    identity = nl.ndarray((n, n), dtype, buffer=nl.sbuf, name='identity')
     nisa.dma_copy(identity, eye)
     return identity
 
@@ -171,25 +171,25 @@ def conv2d_depthwise_identity_matmul(img, filter, padding=((0, 0), (0, 0))):
     out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
     if out_H < 1 or out_W < 1 or out_W > 512:
         raise SimulatorError(f"output must be 1..512 wide and >= 1 high, got out_H={out_H}, out_W={out_W}")
-    out = nl.ndarray((in_N, in_C, out_H, out_W), img.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray((in_N, in_C, out_H, out_W), img.dtype, buffer=nl.shared_hbm, name='out')
     kernel_size, rows = k_H * k_W, max(1, 512 // out_W)         # rows per PSUM tile (<= 512 fp32 per partition)
     C_TILE_SIZE = min(in_C, 128)
     identity = _identity_sbuf(128, img.dtype)
     for c_tile in range(div_ceil(in_C, C_TILE_SIZE)):
         c_start = c_tile * C_TILE_SIZE
         c_current = min(C_TILE_SIZE, in_C - c_start)
-        filter_sbuf = nl.ndarray((C_TILE_SIZE, kernel_size), img.dtype, buffer=nl.sbuf)
+        filter_sbuf = nl.ndarray((C_TILE_SIZE, kernel_size), img.dtype, buffer=nl.sbuf, name='filter_sbuf')
         nisa.dma_copy(filter_sbuf[:c_current], filter.ap([[kernel_size, c_current], [1, kernel_size]], offset=c_start * kernel_size))
         for n_idx in range(in_N):
-            image = nl.ndarray((C_TILE_SIZE, pad_H * pad_W), img.dtype, buffer=nl.sbuf)
+            image = nl.ndarray((C_TILE_SIZE, pad_H * pad_W), img.dtype, buffer=nl.sbuf, name='image')
             nisa.memset(image[:c_current], 0.0)
             nisa.dma_copy(image.ap([[pad_H * pad_W, c_current], [pad_W, in_H], [1, in_W]], offset=H_padding_l * pad_W + W_padding_l),
                           img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, in_H], [in_N, in_W]],
                                  offset=c_start * in_H * in_W * in_N + n_idx))
             for row in range(0, out_H, rows):
                 r = min(rows, out_H - row)
-                acc = nl.ndarray((C_TILE_SIZE, rows * out_W), nl.float32, buffer=nl.psum)
-                prod = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf)
+                acc = nl.ndarray((C_TILE_SIZE, rows * out_W), nl.float32, buffer=nl.psum, name='acc')
+                prod = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf, name='prod')
                 for kh in range(k_H):
                     for kw in range(k_W):
                         kernel_idx = kh * k_W + kw
@@ -200,7 +200,7 @@ def conv2d_depthwise_identity_matmul(img, filter, padding=((0, 0), (0, 0))):
                                            op=nl.multiply)
                         nisa.nc_matmul(acc[:c_current, :r * out_W], identity[:c_current, :c_current],
                                        prod[:c_current, :r * out_W], accumulate=kernel_idx > 0)   # the taps summed on the PE array
-                res = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf)
+                res = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf, name='res')
                 nisa.tensor_copy(res[:c_current, :r * out_W], acc[:c_current, :r * out_W])    # PSUM -> SBUF
                 nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, r * out_W]],
                                      offset=n_idx * in_C * out_H * out_W + c_start * out_H * out_W + row * out_W),

@@ -45,11 +45,11 @@ def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
     group = min(W_f, DIAG_BUDGET_BYTES // (128 * dt.itemsize))       # taps whose diagonals fit in SBUF at once
     tap_groups = [list(range(k, min(W_f, k + group))) for k in range(0, W_f, group)]
     banks = PSUM_BANKS // 2                                           # half of PSUM per block: two blocks can be live
-    out = nl.ndarray((N, C, 1, W_out), dtype=dt, buffer=nl.shared_hbm)
+    out = nl.ndarray((N, C, 1, W_out), dtype=dt, buffer=nl.shared_hbm, name='out')
     identity = _identity_sbuf(128, dt)
-    f_sb = nl.ndarray((128, W_f), dtype=dt, buffer=nl.sbuf)
-    diag = nl.ndarray((128, group, 128), dtype=dt, buffer=nl.sbuf)    # diag[c_in, j, c_out]
-    row = nl.ndarray((128, image_size), dtype=dt, buffer=nl.sbuf)
+    f_sb = nl.ndarray((128, W_f), dtype=dt, buffer=nl.sbuf, name='f_sb')
+    diag = nl.ndarray((128, group, 128), dtype=dt, buffer=nl.sbuf, name='diag')    # diag[c_in, j, c_out]
+    row = nl.ndarray((128, image_size), dtype=dt, buffer=nl.sbuf, name='row')
     for c0 in range(0, C, 128):
         cc = min(128, C - c0)
         nisa.dma_copy(dst=f_sb[:cc], src=filter.ap([[W_f, cc], [1, W_f]], offset=c0 * W_f))
@@ -60,7 +60,7 @@ def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
                           src=img.ap([[W, cc], [1, W]], offset=n * C * W + c0 * W))
             for s0 in range(0, W_out, banks * PSUM_BANK):
                 tiles = [(t0, min(PSUM_BANK, W_out - t0)) for t0 in range(s0, min(W_out, s0 + banks * PSUM_BANK), PSUM_BANK)]
-                acc = nl.ndarray((128, banks, PSUM_BANK), dtype=nl.float32, buffer=nl.psum)
+                acc = nl.ndarray((128, banks, PSUM_BANK), dtype=nl.float32, buffer=nl.psum, name='acc')
                 for taps in tap_groups:
                     if len(tap_groups) > 1: _diagonals(diag, identity, f_sb, cc, W_f, taps)
                     for b, (t0, tw) in enumerate(tiles):
@@ -69,7 +69,7 @@ def conv1d_depthwise_diagonal_pe(img, filter, padding, out_shape):
                                            moving=row.ap([[image_size, cc], [1, tw]], offset=t0 + k),   # shifted by k
                                            accumulate=k > 0)
                 for b, (t0, tw) in enumerate(tiles):
-                    res = nl.ndarray((128, PSUM_BANK), dtype=dt, buffer=nl.sbuf)
+                    res = nl.ndarray((128, PSUM_BANK), dtype=dt, buffer=nl.sbuf, name='res')
                     nisa.tensor_copy(dst=res[:cc, :tw], src=acc[:cc, b, :tw])                  # PSUM -> SBUF
                     nisa.dma_copy(dst=out.ap([[W_out, cc], [1, tw]], offset=n * C * W_out + c0 * W_out + t0),
                                   src=res[:cc, :tw])
@@ -107,11 +107,11 @@ def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
         raise SimulatorError(f"{who}: {K} diagonals take {K * 128 * dt.itemsize} bytes per partition, more than the "
                              f"{DIAG_BUDGET_BYTES} set aside for them; use a smaller kernel")
     rows = PSUM_BANK // pad_W                      # output rows per matmul: rows x pad_W moving columns
-    out = nl.ndarray((N, C, out_H, out_W), dtype=dt, buffer=nl.shared_hbm)
+    out = nl.ndarray((N, C, out_H, out_W), dtype=dt, buffer=nl.shared_hbm, name='out')
     identity = _identity_sbuf(128, dt)
-    f_sb = nl.ndarray((128, K), dtype=dt, buffer=nl.sbuf)
-    diag = nl.ndarray((128, K, 128), dtype=dt, buffer=nl.sbuf)
-    image = nl.ndarray((128, pad_H * pad_W + k_W - 1), dtype=dt, buffer=nl.sbuf)   # k_W - 1 spare zeros at the end
+    f_sb = nl.ndarray((128, K), dtype=dt, buffer=nl.sbuf, name='f_sb')
+    diag = nl.ndarray((128, K, 128), dtype=dt, buffer=nl.sbuf, name='diag')
+    image = nl.ndarray((128, pad_H * pad_W + k_W - 1), dtype=dt, buffer=nl.sbuf, name='image')   # k_W - 1 spare zeros at the end
     for c0 in range(0, C, 128):
         cc = min(128, C - c0)
         nisa.dma_copy(dst=f_sb[:cc], src=filter.ap([[K, cc], [1, K]], offset=c0 * K))
@@ -120,14 +120,14 @@ def conv2d_depthwise_diagonal_pe(img, filter, padding=((0, 0), (0, 0))):
             _load_padded(image, img, n, c0, cc, H, W, N, pt, pl, pad_W)
             for row in range(0, out_H, rows):
                 r = min(rows, out_H - row)
-                acc = nl.ndarray((128, rows * pad_W), dtype=nl.float32, buffer=nl.psum)
+                acc = nl.ndarray((128, rows * pad_W), dtype=nl.float32, buffer=nl.psum, name='acc')
                 for kh in range(k_H):
                     for kw in range(k_W):
                         k = kh * k_W + kw
                         nisa.nc_matmul(dst=acc[:cc, :r * pad_W], stationary=diag[:cc, k, :cc],
                                        moving=image.ap([[image.shape[1], cc], [1, r * pad_W]], offset=(row + kh) * pad_W + kw),
                                        accumulate=k > 0)
-                res = nl.ndarray((128, rows * out_W), dtype=dt, buffer=nl.sbuf)
+                res = nl.ndarray((128, rows * out_W), dtype=dt, buffer=nl.sbuf, name='res')
                 nisa.tensor_copy(dst=res.ap([[rows * out_W, cc], [out_W, r], [1, out_W]]),          # PSUM -> SBUF,
                                  src=acc.ap([[rows * pad_W, cc], [pad_W, r], [1, out_W]]))          # wrapped columns dropped
                 nisa.dma_copy(dst=out.ap([[out_H * out_W, cc], [1, r * out_W]], offset=(n * C + c0) * out_H * out_W + row * out_W),
@@ -168,23 +168,23 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
     N, C, W, S, Q, pad_l, dt = g.N, g.C, g.W, g.W_f, g.W_out, g.W_padding_l, img.dtype
     S_TILE, Q_TILE, C_TILE = min(S, 128), min(Q, PSUM_BANK), min(C, 128)
     s_tiles = [(s0, min(S_TILE, S - s0)) for s0 in range(0, S, S_TILE)]
-    out = nl.ndarray((N, C, 1, Q), dtype=dt, buffer=nl.shared_hbm)
+    out = nl.ndarray((N, C, 1, Q), dtype=dt, buffer=nl.shared_hbm, name='out')
     for c0 in range(0, C, C_TILE):
         cc = min(C_TILE, C - c0)
         f_T = []                                                                   # per S tile: [S_tile, C_tile]
         for s0, st in s_tiles:
-            f_tmp = nl.ndarray((C_TILE, S_TILE), dtype=dt, buffer=nl.sbuf)
+            f_tmp = nl.ndarray((C_TILE, S_TILE), dtype=dt, buffer=nl.sbuf, name='f_tmp')
             nisa.dma_copy(dst=f_tmp[:cc, :st], src=filter.ap([[S, cc], [1, st]], offset=c0 * S + s0))
-            f_ps = nl.ndarray((S_TILE, C_TILE), dtype=dt, buffer=nl.psum)
+            f_ps = nl.ndarray((S_TILE, C_TILE), dtype=dt, buffer=nl.psum, name='f_ps')
             nisa.nc_transpose(dst=f_ps[:st, :cc], data=f_tmp[:cc, :st])            # on the PE array, into PSUM
-            f_sb = nl.ndarray((S_TILE, C_TILE), dtype=dt, buffer=nl.sbuf)
+            f_sb = nl.ndarray((S_TILE, C_TILE), dtype=dt, buffer=nl.sbuf, name='f_sb')
             nisa.tensor_copy(dst=f_sb[:st, :cc], src=f_ps[:st, :cc])              # PSUM -> SBUF
             f_T.append(f_sb)
         def load(n, ch):
             "The im2col tiles of one channel, in fresh buffers: x[k, q] = padded input[s0 + k + q]."
             base, x_tiles = n * C * W + (c0 + ch) * W, []
             for s0, st in s_tiles:
-                x = nl.ndarray((S_TILE, Q), dtype=dt, buffer=nl.sbuf)
+                x = nl.ndarray((S_TILE, Q), dtype=dt, buffer=nl.sbuf, name='x')
                 if pad_l <= s0 and s0 + st + Q - 1 - pad_l <= W:          # padding out of reach: one overlapping DMA
                     nisa.dma_copy(dst=x[:st], src=img.ap([[1, st], [1, Q]], offset=base + s0 - pad_l))
                 else:                                                     # zeros, then each row's valid part
@@ -203,13 +203,13 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
             if i + PREFETCH < len(order): ahead.append(load(*order[i + PREFETCH]))
             for q0 in range(0, Q, Q_TILE):
                 qt = min(Q_TILE, Q - q0)
-                acc = nl.ndarray((1, Q_TILE), dtype=nl.float32, buffer=nl.psum)
+                acc = nl.ndarray((1, Q_TILE), dtype=nl.float32, buffer=nl.psum, name='acc')
                 # accumulate stays at its default (None), as in the public kernel: into this fresh PSUM tile the
                 # first tap tile's product is written and each later one added
                 for si, (x, (s0, st)) in enumerate(zip(x_tiles, s_tiles)):
                     nisa.nc_matmul(dst=acc[:, :qt], stationary=f_T[si][:st, ch:ch + 1],      # one filter column
                                    moving=x[:st, q0:q0 + qt])
-                res = nl.ndarray((1, Q_TILE), dtype=dt, buffer=nl.sbuf)
+                res = nl.ndarray((1, Q_TILE), dtype=dt, buffer=nl.sbuf, name='res')
                 nisa.tensor_copy(dst=res[:, :qt], src=acc[:, :qt])                         # PSUM -> SBUF, one lane
                 nisa.dma_copy(dst=out.ap([[Q, 1], [1, qt]], offset=n * C * Q + (c0 + ch) * Q + q0), src=res[:, :qt])
     return out
@@ -226,10 +226,10 @@ def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0)), multip
     K, dt = k_H * k_W, img.dtype
     rows = max(1, PSUM_BANK // out_W)               # output rows per multiply: as many as the identity variant packs
     span = rows * out_W
-    out = nl.ndarray((N, C, out_H, out_W), dtype=dt, buffer=nl.shared_hbm)
-    f_sb = nl.ndarray((128, K), dtype=dt, buffer=nl.sbuf)
-    image = nl.ndarray((128, pad_H * pad_W), dtype=dt, buffer=nl.sbuf)
-    prod = nl.ndarray((128, K, span), dtype=dt, buffer=nl.sbuf)        # tap-major: each multiply writes a block
+    out = nl.ndarray((N, C, out_H, out_W), dtype=dt, buffer=nl.shared_hbm, name='out')
+    f_sb = nl.ndarray((128, K), dtype=dt, buffer=nl.sbuf, name='f_sb')
+    image = nl.ndarray((128, pad_H * pad_W), dtype=dt, buffer=nl.sbuf, name='image')
+    prod = nl.ndarray((128, K, span), dtype=dt, buffer=nl.sbuf, name='prod')        # tap-major: each multiply writes a block
     for c0 in range(0, C, 128):
         cc = min(128, C - c0)
         nisa.dma_copy(dst=f_sb[:cc], src=filter.ap([[K, cc], [1, K]], offset=c0 * K))
@@ -248,7 +248,7 @@ def conv2d_depthwise_packed_vector(img, filter, padding=((0, 0), (0, 0)), multip
                             on_scalar = scalar_every and k % scalar_every == scalar_every - 1
                             nisa.tensor_scalar(dst=dst, data=data, op0=nl.multiply, operand0=f_sb[:cc, k:k + 1],
                                                engine=nisa.engine.scalar if on_scalar else nisa.engine.vector)
-                res = nl.ndarray((128, span), dtype=dt, buffer=nl.sbuf)
+                res = nl.ndarray((128, span), dtype=dt, buffer=nl.sbuf, name='res')
                 nisa.tensor_reduce(dst=res[:cc, :r * out_W], op=nl.add,                      # the taps, in one reduce
                                    data=prod.ap([[K * span, cc], [1, r * out_W], [span, K]]), axis=2)
                 nisa.dma_copy(dst=out.ap([[out_H * out_W, cc], [1, r * out_W]], offset=(n * C + c0) * out_H * out_W + row * out_W),

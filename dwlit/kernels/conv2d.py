@@ -261,7 +261,7 @@ def _budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
     return '\n'.join(rows)
 
 # %% ../../nbs/kernels/14_conv2d.ipynb #ceb12bb4
-@kernel
+@kernel(replay=True)          # a second launch of the same shapes reruns the first (appendix 34)
 def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N, W, H) if in_perm == (1, 0, 3, 2))
                                     filter, # (C, k_H, k_W, 1) o01i
                                     padding, # ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))
@@ -293,16 +293,16 @@ def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N
     dil_H_lhs, dil_W_lhs = plan.lhs_dilation
     dil_H, dil_W, out_H, out_W = plan.dil_H, plan.dil_W, plan.out_H, plan.out_W         # L821-L822
     _N, _C_out = in_N, k_FO
-    out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=img.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=img.dtype, buffer=nl.shared_hbm, name='out')
     C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES                        # L830-L831
     kernel_size = k_H * k_W
     # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
     B = plan.buffers                                                                     # elements per partition
-    filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
-    image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
-    dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=img.dtype, buffer=nl.sbuf)
-    product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
-    results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=img.dtype, buffer=nl.sbuf)
+    filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='filter_sbuf')
+    image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='image_sbuf')
+    dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=img.dtype, buffer=nl.sbuf, name='dilated_image')
+    product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='product_sbuf')
+    results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='results_sbuf')
 
     for c_tile in range(C_NUM_TILES):                                                    # L847
         c_start = c_tile * C_TILE_SIZE

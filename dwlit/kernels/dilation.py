@@ -67,9 +67,9 @@ def dilate_tile(img, # (P, H, W) in HBM, P <= 128: one channel per partition
     (dil_H_lhs, dil_W_lhs), ((H_l, H_r), (W_l, W_r)), dil_H, dil_W = _check_dilate_tile(
         img.shape, img.dtype.itemsize, lhs_dilation, padding)
     P, H, W = img.shape
-    image_sbuf = nl.ndarray((P, H * W), img.dtype, buffer=nl.sbuf)
-    dilated_image = nl.ndarray((P, dil_H * dil_W), img.dtype, buffer=nl.sbuf)
-    out = nl.ndarray((P, dil_H, dil_W), img.dtype, buffer=nl.shared_hbm)
+    image_sbuf = nl.ndarray((P, H * W), img.dtype, buffer=nl.sbuf, name='image_sbuf')
+    dilated_image = nl.ndarray((P, dil_H * dil_W), img.dtype, buffer=nl.sbuf, name='dilated_image')
+    out = nl.ndarray((P, dil_H, dil_W), img.dtype, buffer=nl.shared_hbm, name='out')
     nisa.dma_copy(image_sbuf, img.ap([[H * W, P], [1, H * W]]))
     nisa.memset(dilated_image, 0)                                             # L973
     nisa.dma_copy(dilated_image.ap([[dil_H * dil_W, P], [dil_H_lhs * dil_W, H], [dil_W_lhs, W]],   # L977-L995

@@ -147,12 +147,12 @@ def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
     "Dense 1D conv (C <= 128 channels, W_out <= 512) as one nc_matmul per tap accumulating in PSUM."
     N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out = dense_conv1d_args(img, weight, padding, out_shape)
     C_i, image_size = C, W_padding_l + W + W_padding_r      # weight: oi01, weight[o, i, 0, k]
-    out = nl.ndarray((N, C_o, 1, W_out), dtype=img.dtype, buffer=nl.shared_hbm)
-    w_sb = nl.ndarray((C_i, W_f, C_o), dtype=img.dtype, buffer=nl.sbuf)     # stationary blocks, one per tap
+    out = nl.ndarray((N, C_o, 1, W_out), dtype=img.dtype, buffer=nl.shared_hbm, name='out')
+    w_sb = nl.ndarray((C_i, W_f, C_o), dtype=img.dtype, buffer=nl.sbuf, name='w_sb')     # stationary blocks, one per tap
     nisa.dma_copy(dst=w_sb, src=weight.ap([[W_f, C_i], [1, W_f], [C_i * W_f, C_o]]))   # w_sb[i, k, o] = weight[o, i, k]
-    row = nl.ndarray((C_i, image_size), dtype=img.dtype, buffer=nl.sbuf)
-    acc = nl.ndarray((C_o, W_out), dtype=nl.float32, buffer=nl.psum)
-    res = nl.ndarray((C_o, W_out), dtype=img.dtype, buffer=nl.sbuf)
+    row = nl.ndarray((C_i, image_size), dtype=img.dtype, buffer=nl.sbuf, name='row')
+    acc = nl.ndarray((C_o, W_out), dtype=nl.float32, buffer=nl.psum, name='acc')
+    res = nl.ndarray((C_o, W_out), dtype=img.dtype, buffer=nl.sbuf, name='res')
     for i_n in nl.affine_range(N):
         nisa.memset(dst=row, value=0.0)
         nisa.dma_copy(dst=row.ap([[image_size, C_i], [1, W]], offset=W_padding_l),

@@ -217,8 +217,8 @@ def tiled_dve_transpose_210(img # (C, N, W, H) image in HBM: layout fb10
     out = nl.ndarray((C, H, W, N), img.dtype, buffer=nl.shared_hbm, name='img_f01b')
     P = min(C, nl.tile_size.pmax)
     ps = N * W * hc
-    src = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf)
-    dst = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf)
+    src = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf, name='src')
+    dst = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf, name='dst')
     for c0 in range(0, C, P):
         c = min(P, C - c0)
         for h0 in range(0, H, hc):

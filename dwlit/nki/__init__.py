@@ -6,7 +6,7 @@ This package is written by hand (nbdev exports modules, not packages): each of i
 `dwlit.sim`'s names under NKI's module names."""
 import functools
 from . import language, isa, typing
-from ..sim.language import jit, simulate_kernel
+from ..sim.launch import jit, simulate_kernel
 
 __all__ = ['language', 'isa', 'typing', 'jit', 'simulate']
 

@@ -8,11 +8,12 @@ Docs: https://dwlit.github.io/dwlit/sim/access_patterns.html.md"""
 from __future__ import annotations
 import math, operator
 import numpy as np
-from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown, MAX_HBM_BYTES, MAX_VIEW_ELEMENTS
+from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotModelledError, shown
+from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 
 # %% auto #0
-__all__ = ['NKI_VIEW_METHODS', 'MAX_FREE_DIMS', 'MAX_TOUCH_ELEMENTS', 'View', 'make_view', 'index_view', 'full_view',
-           'reshape_view', 'touch_counts', 'show_touches', 'ap_explorer']
+__all__ = ['NKI_VIEW_METHODS', 'MAX_TOUCH_ELEMENTS', 'View', 'nki_method_error', 'extent', 'make_view', 'strided', 'index_view',
+           'full_view', 'reshape_view', 'touch_counts', 'show_touches', 'ap_explorer']
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
 class View:
@@ -57,16 +58,16 @@ class View:
             a += step * np.arange(num).reshape([num if k == ax else 1 for k in range(len(self.pattern))])
         return a
 
-    def __getattr__(self, name): raise _nki_method(self, name)      # NKI's other view methods: not modelled
+    def __getattr__(self, name): raise nki_method_error(self, name)  # NKI's other view methods: not modelled
     def __repr__(self): return f"{self.tensor.name}.ap({[list(p) for p in self.pattern]}, offset={self.offset})"
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #n17e0001
 NKI_VIEW_METHODS = ('slice', 'permute', 'broadcast', 'select', 'vector_select', 'view', 'reshape_dim', 'flatten_dims',
                     'expand_dim', 'squeeze_dim', 'rearrange', 'get_pattern', 'is_contiguous', 'is_indirect', 'indirect')
 
-def _nki_method(obj, name):
+def nki_method_error(obj, name):
     "The error for attribute `name` a tensor or view lacks: NotModelledError if it is one of NKI's view methods."
-    if name not in NKI_VIEW_METHODS: return AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+    if name not in NKI_VIEW_METHODS: return AttributeError(name)
     return NotModelledError(f"{name}() of an NkiTensor is part of NKI, but dwlit does not model it; a dwlit tensor or "
                             f"view has [...] indexing, .ap(pattern, offset, dtype), .reshape(shape) (whole tensors), "
                             f".shape, .dtype and .buffer")
@@ -77,9 +78,6 @@ def _check_expansion(v, itemsize, what):
     if v.size > MAX_VIEW_ELEMENTS or v.size * itemsize > MAX_HBM_BYTES:
         raise SimulatorError(f"{what} of {v!r}: the view shows {v.size:,} elements, more than the {MAX_VIEW_ELEMENTS:,} "
                              f"a view may be expanded to (MAX_VIEW_ELEMENTS); take a smaller part of it")
-
-# %% ../../nbs/sim/03_access_patterns.ipynb #43fc0123
-MAX_FREE_DIMS = 4    # free axes one pattern may walk (the access-pattern deep dive: "up to four-dimensional")
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #362549e7
 def _pairs(tensor, pattern) -> tuple:
@@ -101,16 +99,13 @@ def _pairs(tensor, pattern) -> tuple:
 # %% ../../nbs/sim/03_access_patterns.ipynb #a11f79de
 def _pair(p) -> tuple:
     "One [step, num] pair as Python ints (a list, a tuple or an array of two integers; a bool is not one)."
-    if p.__class__ is list or p.__class__ is tuple:
-        s, n = p
-        if s.__class__ is int and n.__class__ is int: return s, n
-    else: s, n = p if isinstance(p, (list, tuple, np.ndarray)) else ()    # a set {step, num} has no order
+    s, n = p if isinstance(p, (list, tuple, np.ndarray)) else ()        # a set {step, num} has no order
     if isinstance(s, (bool, np.bool_)) or isinstance(n, (bool, np.bool_)): raise TypeError
     return operator.index(s), operator.index(n)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #11e22c24
-def _extent(pairs) -> tuple:
-    "(lowest, highest) of sum(i_k * step_k) over all indices of `pairs`."
+def extent(pairs) -> tuple:
+    "(lowest, highest) of sum(i_k * step_k) over all indices of `pairs`: the addresses a pattern reaches, from its offset."
     lo = hi = 0
     for s, n in pairs:
         if s < 0: lo += s * (n - 1)
@@ -125,7 +120,7 @@ def _check_partitions(tensor, pairs, offset):
     if num > 1 and step != size:
         raise AccessPatternError(f"{where()}: the first pair walks partitions, so its step must be the partition size "
                                  f"{size}, got step {step}")
-    lo, hi = _extent(pairs[1:])
+    lo, hi = extent(pairs[1:])
     start = offset % size
     if start + lo < 0 or start + hi >= size:
         raise AccessPatternError(f"out of bounds: {where()}: the free-axis walk covers elements {start + lo}..{start + hi} "
@@ -135,18 +130,18 @@ def _check_partitions(tensor, pairs, offset):
 def make_view(tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` (`[[step, num], ...]`, outermost first) from `offset`, bounds-checked."
     pairs = _pairs(tensor, pattern)
-    off = offset if offset.__class__ is int else _int_or_none(offset)
+    off = _int_or_none(offset)
     if off is None or off < 0:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: offset must be an integer >= 0, "
                                  f"got offset={shown(offset)}")
     offset = off
-    lo, hi = _extent(pairs)
+    lo, hi = extent(pairs)
     if offset + lo < 0 or offset + hi >= tensor.size:
         raise AccessPatternError(f"out of bounds: tensor {tensor.name!r} ({tensor.buffer.name}, {tensor.size:,} elements) "
                                  f"pattern={[list(p) for p in pairs]} offset={offset} reaches addresses "
                                  f"{offset + lo:,}..{offset + hi:,}, but the buffer holds addresses 0..{tensor.size - 1:,}")
     if tensor.buffer.on_chip: _check_partitions(tensor, pairs, offset)
-    return View(tensor, pairs, offset, _strided(tensor, pairs, offset))
+    return View(tensor, pairs, offset, strided(tensor, pairs, offset))
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #d226d901
 def _int_or_none(x):
@@ -156,7 +151,7 @@ def _int_or_none(x):
     except TypeError: return None
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #eb912930
-def _strided(tensor, pairs, offset) -> np.ndarray:
+def strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
     isz = s.itemsize

@@ -11,8 +11,7 @@ import numpy as np
 import ml_dtypes
 
 # %% auto #0
-__all__ = ['PADDING_FORM', 'MAX_HBM_BYTES', 'MAX_PROGRAMS', 'MAX_INSTRUCTIONS', 'MAX_FREE_ELEMENTS', 'MAX_VIEW_ELEMENTS',
-           'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'NotModelledError',
+__all__ = ['PADDING_FORM', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'NotModelledError',
            'Unmodelled', 'refuse_unmodelled', 'shown', 'errors_from', 'check_int', 'check_ints', 'check_number',
            'check_choice', 'check_bool', 'check_shape', 'check_padding', 'check_unit']
 
@@ -178,10 +177,3 @@ def check_unit(value, arg: str, why: str, # why the kernel cannot take another v
     vals = (check_int(value, arg),) if isinstance(value, (int, np.integer)) else check_ints(value, arg, length)
     if not vals or any(v != 1 for v in vals):
         raise SimulatorError(f"{arg} must be 1 (or None), got {arg}={shown(value)}: {why}")
-
-# %% ../../nbs/sim/30_checks.ipynb #64866c4a
-MAX_HBM_BYTES = 2**31           # HBM bytes one launch (all its tensors together) may hold in host memory
-MAX_PROGRAMS = 4096             # SPMD programs one launch may run (they run one after another)
-MAX_INSTRUCTIONS = 10**6        # instructions one launch may issue (about a minute of simulation)
-MAX_FREE_ELEMENTS = 2**20       # elements per partition one instruction operand may stream
-MAX_VIEW_ELEMENTS = 2**28       # elements a view may show when it is copied out or expanded address by address

@@ -6,19 +6,22 @@ Docs: https://dwlit.github.io/dwlit/sim/instructions.html.md"""
 
 # %% ../../nbs/sim/04_instructions.ipynb #63d06cd2
 from __future__ import annotations
-import difflib, enum, math
+import contextlib, difflib, enum, math
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
-from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, check_bool,
-                     errors_from, shown, Unmodelled, refuse_unmodelled, MAX_FREE_ELEMENTS)
-from .memory import Tensor, ndarray, current_core, psum, sbuf, float32, bfloat16
+from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints,
+                              check_number, check_bool, errors_from, shown, Unmodelled, refuse_unmodelled)
+from .target import MAX_FREE_ELEMENTS
+from .memory import Tensor, ndarray, psum, sbuf, float32, bfloat16
+from .core import current_core
 from .ap import View, full_view
 
 # %% auto #0
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
            'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
            'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
+           'as_fp32', 'write_values', 'fill', 'copy_values', 'elementwise', 'reduce_last', 'listen', 'listening',
            'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan',
            'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose']
 
@@ -143,24 +146,24 @@ def _op(name, op, allowed=OPS, arg='op'):
         raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
 
 # %% ../../nbs/sim/04_instructions.ipynb #a76b6890
-def _fp32(a: np.ndarray) -> np.ndarray:
+def as_fp32(a: np.ndarray) -> np.ndarray:
     "`a` as float32, the engines' arithmetic precision (no copy if it is float32)."
     return a if a.dtype == float32 else a.astype(float32)
 
-def _write(dst: View, values: np.ndarray):
+def write_values(dst: View, values: np.ndarray):
     "Store `values` (dst's elements per partition, in row-major order) into `dst`, rounded to its dtype."
     if dst.dtype.itemsize == 1: _check_narrow(dst, values)
     dst.array[...] = values.reshape(dst.shape)
 
-def _fill(dst: View, value):
+def fill(dst: View, value):
     "Every element of `dst` = `value`, rounded through fp32 to dst's dtype."
     dst.array[...] = np.float32(value)
 
-def _copy(src: View, dst: View, add=False):
+def copy_values(src: View, dst: View, add=False):
     "dst = src element by element in row-major order (dst + src in fp32 if `add`), rounded to dst's dtype."
     values = src.array.copy() if src.tensor is dst.tensor else src.array   # one tensor: read all, then write
-    if add: values = _fp32(dst.array).reshape(-1) + _fp32(values).reshape(-1)
-    _write(dst, values if src.dtype == dst.dtype else _fp32(values))
+    if add: values = as_fp32(dst.array).reshape(-1) + as_fp32(values).reshape(-1)
+    write_values(dst, values if src.dtype == dst.dtype else as_fp32(values))
 
 def _check_narrow(dst: View, values: np.ndarray):
     "Refuse a conversion into an 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
@@ -174,23 +177,23 @@ def _check_narrow(dst: View, values: np.ndarray):
         raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): a value beyond its largest finite number "
                                f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model fp8 overflow")
 
-def _elementwise(ufunc, a: View, b: View, dst: View):
+def elementwise(ufunc, a: View, b: View, dst: View):
     "dst = ufunc(a, b) element by element in fp32, elements matched in row-major order within each partition."
-    x, y = _fp32(a.array), _fp32(b.array).reshape(a.shape)
+    x, y = as_fp32(a.array), as_fp32(b.array).reshape(a.shape)
     out = dst.array.reshape(a.shape) if dst.dtype == float32 and dst.shape == a.shape else None
-    if out is None: return _write(dst, ufunc(x, y))
+    if out is None: return write_values(dst, ufunc(x, y))
     if x.ndim >= 3 and x.shape[-1] < x.shape[-2]:    # walk the longer axis innermost, in that order
         return ufunc(x.swapaxes(-1, -2), y.swapaxes(-1, -2), out=out.swapaxes(-1, -2), order='C')
     ufunc(x, y, out=out)
 
-def _reduce(ufunc, data: View, k: int, negate: bool, dst: View):
+def reduce_last(ufunc, data: View, k: int, negate: bool, dst: View):
     "dst = the last `k` axes of `data` reduced with `ufunc` (negated if asked), in each partition."
     r = _in_order(ufunc, data.array, k)
-    _write(dst, -r if negate else r)
+    write_values(dst, -r if negate else r)
 
 def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
     "Reduce the last `k` axes of `x` with `ufunc` in fp32, one element after another in row-major order."
-    x = _fp32(x).reshape(x.shape[:x.ndim - k] + (-1,))
+    x = as_fp32(x).reshape(x.shape[:x.ndim - k] + (-1,))
     if x.shape[-1] == 1: return x[..., 0].copy()
     if x.shape[-1] > 32: x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, -1, 0)), 0, -1)   # long: contiguous steps
     acc = ufunc(x[..., 0], x[..., 1])
@@ -198,7 +201,18 @@ def _in_order(ufunc, x: np.ndarray, k: int) -> np.ndarray:
     return acc
 
 # %% ../../nbs/sim/04_instructions.ipynb #24a01cd3
-_traces = []      # the active listeners (traces, chapter 5): each has add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)
+_listeners = []   # what listens to the instructions (a trace of chapter 5): add(op, engine, program_id, dst, srcs, ...)
+
+@contextlib.contextmanager
+def listen(listener):
+    "Pass every instruction issued inside the block to `listener.add(op, engine, program_id, dst, srcs, partitions, free_elems, attrs)`."
+    _listeners.append(listener)
+    try: yield listener
+    finally: _listeners.remove(listener)
+
+def listening() -> bool:
+    "Whether anything listens to the instructions now (a trace, say)."
+    return bool(_listeners)
 
 HINTS = ('name', 'priority', 'dge_mode', 'oob_mode', 'perf_mode', 'rmw')   # keywords that change no result: recorded when given
 _WHEN_GIVEN = HINTS + ('negate',)                                          # and the optional flags, recorded when set
@@ -210,7 +224,7 @@ def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     core = current_core()
     if core.launch is not None: core.launch.count_instruction(dst)
-    for tr in _traces: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
+    for tr in _listeners: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../../nbs/sim/04_instructions.ipynb #0fd2be83
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
@@ -224,7 +238,7 @@ def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
                              f"at most one input from PSUM; copy one of them to SBUF first (nisa.tensor_copy)")
     where = _engine('tensor_tensor', engine, ('Vector', 'GpSimd'))
     _distinct('tensor_tensor', dst)
-    _elementwise(op.ufunc, data1, data2, dst)
+    elementwise(op.ufunc, data1, data2, dst)
     record('tensor_tensor', where, dst, (data1, data2), dst.partitions, data1.free_size, op=op.name, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #e72343b2
@@ -253,7 +267,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
         raise SimulatorError(f"tensor_reduce: reducing axis {shown(axis)} of data {data.shape} leaves {kept:,} elements "
                              f"per partition, but dst has {dst.free_size:,}")
     _distinct('tensor_reduce', dst)
-    _reduce(op.ufunc, data, len(axes), negate, dst)
+    reduce_last(op.ufunc, data, len(axes), negate, dst)
     record('tensor_reduce', 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
            axis=axis if isinstance(axis, int) else tuple(axis), negate=negate or None, name=name)
 
@@ -267,7 +281,7 @@ def _scalar(op, arg, x, data):
     if v.partitions != data.partitions or v.free_size != 1:
         raise SimulatorError(f"{op}: {arg} must be a number or a ({data.partitions}, 1) tile, one value per partition "
                              f"of data, got {v!r} of shape {v.shape}")
-    return _fp32(v.array).reshape(-1, 1), v
+    return as_fp32(v.array).reshape(-1, 1), v
 
 def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
 
@@ -296,8 +310,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     if where == 'Scalar' and current_core().target.name == 'trn2':
         _scalar_engine_ops(op0, op1)
     _distinct('tensor_scalar', dst)
-    x = _apply(op0, _fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
-    _write(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
+    x = _apply(op0, as_fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
+    write_values(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
     record('tensor_scalar', where, dst, (data,) + tuple(c for c in (c0, c1) if c is not None), dst.partitions,
            data.free_size, op0=op0.name, op1=op1 and op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
 
@@ -351,9 +365,9 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
         raise SimulatorError("activation: nl.reciprocal takes no bias on trn1 (NeuronCore-v2), the ISA reference says"
                              if op.name == 'reciprocal' else f"activation: bias must be a ({data.partitions}, 1) tile on "
                              f"trn1 (NeuronCore-v2 takes no constant bias), got bias={shown(bias)}")
-    x = _fp32(data.array).reshape(data.partitions, -1) * m + b
+    x = as_fp32(data.array).reshape(data.partitions, -1) * m + b
     if op.valid: _in_range(op, x)
-    with np.errstate(all='ignore'): _write(dst, op.f(x).astype(float32))      # exp overflows to inf, as in fp32
+    with np.errstate(all='ignore'): write_values(dst, op.f(x).astype(float32))      # exp overflows to inf, as in fp32
     record('activation', where, dst, (data,) + tuple(c for c in (cm, cb) if c is not None), dst.partitions,
            data.free_size, op=op.name, scale=float(m) if cm is None else None, bias=float(b) if cb is None and bias is not None else None, name=name)
 
@@ -370,12 +384,12 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     init, col = _scalar('tensor_tensor_scan', 'initial', initial, d0)
     reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
     _distinct('tensor_tensor_scan', dst)
-    x0, x1 = _fp32(d0.array), _fp32(d1.array).reshape(d0.shape)
+    x0, x1 = as_fp32(d0.array), as_fp32(d1.array).reshape(d0.shape)
     r, out = (init if col is None else init[:, 0]), np.empty(x0.shape, float32)
     for i in range(x0.shape[1]):
         r = _apply(op1, _apply(op0, x0[:, i], r, reverse0), x1[:, i], reverse1)
         out[:, i] = r
-    _write(dst, out)
+    write_values(dst, out)
     record('tensor_tensor_scan', 'Vector', dst, (d0, d1) + ((col,) if col is not None else ()), dst.partitions,
            d0.free_size, op0=op0.name, op1=op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
 
@@ -397,7 +411,7 @@ def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     if values.min() < -2**31 or values.max() >= 2**31:
         raise SimulatorError(f"iota: values reach {values.min():,} .. {values.max():,}, beyond the int32 it computes in")
     _distinct('iota', dst)
-    _write(dst, values)
+    write_values(dst, values)
     record('iota', 'GpSimd', dst, (), dst.partitions, dst.free_size, offset=offset, channel_multiplier=mult, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #6226e7ce
@@ -434,7 +448,7 @@ def memset(dst, value, engine=None, name=None):
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
     if dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))   # int8, uint8, fp8: exact, or refused
-    _fill(dst, value)
+    fill(dst, value)
     record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #5230bd47
@@ -451,7 +465,7 @@ def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None,
     if priority is not None: check_int(priority, 'priority', minimum=0, maximum=3)   # quality of service: a hint
     _distinct('dma_copy', dst)
     if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
-    _copy(src, dst, add=dst_rmw_op is not None)
+    copy_values(src, dst, add=dst_rmw_op is not None)
     parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
     record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
            priority=priority, dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
@@ -469,7 +483,7 @@ def tensor_copy(dst, src, engine=None, name=None):
         raise SimulatorError("tensor_copy: not on the Scalar engine on trn1 (NeuronCore-v2), the ISA reference says; use "
                              "nisa.activation(op=nl.copy) there, or engine=nisa.engine.vector")
     _distinct('tensor_copy', dst)
-    _write(dst, _fp32(src.array).copy())
+    write_values(dst, as_fp32(src.array).copy())
     record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #e45133ab
@@ -483,7 +497,7 @@ def dve_transpose(dst, data, perm=None):
     if sorted(perm) != list(free):
         raise SimulatorError(f"dve_transpose: perm must be a permutation of the free axes {free}, got perm={shown(perm)}")
     _distinct('dve_transpose', dst)
-    _write(dst, _fp32(data.array.transpose((0,) + perm)).copy())
+    write_values(dst, as_fp32(data.array.transpose((0,) + perm)).copy())
     record('dve_transpose', 'Vector', dst, (data,), dst.partitions, data.free_size, perm=perm)
 
 # %% ../../nbs/sim/04_instructions.ipynb #caad3570
@@ -519,7 +533,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     _distinct('nc_matmul', dst)
     add_to = written if accumulate is None else np.full(dst.shape, bool(accumulate))
     product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once
-    _write(dst, np.where(add_to, _fp32(dst.array) + product, product))
+    write_values(dst, np.where(add_to, as_fp32(dst.array) + product, product))
     dst.tensor.matmul_written[dst.addresses()] = True
     record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
            perf_mode=_hint(perf_mode), name=name)
@@ -542,7 +556,7 @@ def _matmul_written(dst: View) -> np.ndarray:
 def _accumulate_start(dst: View, written: np.ndarray):
     "Refuse accumulate=True onto PSUM no nc_matmul wrote: undefined (trn3 accepts a start set by another instruction)."
     t = current_core().target.name
-    if written.all() or (t == 'trn3' and not np.isnan(_fp32(dst.array)[~written]).any()): return
+    if written.all() or (t == 'trn3' and not np.isnan(as_fp32(dst.array)[~written]).any()): return
     raise SimulatorError(f"nc_matmul: accumulate=True on PSUM elements no earlier nc_matmul wrote ({dst!r}): the ISA "
                          f"reference leaves the sum undefined" + ('' if t == 'trn3' else f", on {t} also after memset or "
                          f"tensor_copy") + "; start it with accumulate=False, or leave accumulate=None")
@@ -563,7 +577,7 @@ def nc_transpose(dst, data, engine=None, name=None):
         raise SimulatorError(f"nc_transpose: on the PE array data must be in SBUF and dst in PSUM, got {data.buffer.name} -> {dst.buffer.name}")
     if where == 'Vector' and max(want) > 32:
         raise SimulatorError(f"nc_transpose: the Vector engine transposes at most 32 x 32, got {data.shape}")
-    _write(dst, data.array.reshape(data.partitions, -1).T.copy())
+    write_values(dst, data.array.reshape(data.partitions, -1).T.copy())
     record('nc_transpose', where, dst, (data,), data.partitions, data.free_size, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #b76961e7

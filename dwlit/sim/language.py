@@ -6,27 +6,24 @@ Docs: https://dwlit.github.io/dwlit/sim/programs.html.md"""
 
 # %% ../../nbs/sim/06_programs.ipynb #f3ba4598
 from __future__ import annotations
-import difflib, functools, inspect
-from collections import Counter
-from types import SimpleNamespace
+import difflib
 import numpy as np
-from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_number, shown,
-                          Unmodelled, MAX_PROGRAMS, MAX_INSTRUCTIONS)
-from .memory import (NeuronCore, Tensor, ndarray, hbm_tensor, current_core, use_core, get_target, Allocator, sbuf, psum,
-                     hbm, private_hbm, shared_hbm, float32, float16, bfloat16, DTYPES, unset, _caller_name, MAX_HBM_BYTES)
-from .ap import View
+from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, shown,
+                              Unmodelled)
+from .target import get_target, PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BANK_FP32, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
+from .core import current_core
+from .memory import Tensor, ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, DTYPES
 from .isa import (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
-                       greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy,
-                       nc_matmul, dma_copy, _not_modelled)
-from . import replay
+                           greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy, nc_matmul, dma_copy,
+                           _not_modelled)
+from .launch import kernel, simulate_kernel
 
 # %% auto #0
-__all__ = ['tile_size', 'jit', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt',
-           'rsqrt', 'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor',
-           'NL_MODELLED', 'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range',
-           'static_range', 'Launch', 'is_tensor_data', 'simulate_kernel', 'KernelFunction', 'kernel', 'full', 'zeros',
-           'ones', 'zeros_like', 'ds', 'load', 'store', 'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum', 'max',
-           'min', 'broadcast_to', 'NKIObject']
+__all__ = ['tile_size', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt', 'rsqrt',
+           'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor', 'NL_MODELLED',
+           'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'full',
+           'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store', 'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum',
+           'max', 'min', 'broadcast_to', 'NKIObject']
 
 # %% ../../nbs/sim/06_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -49,8 +46,10 @@ def static_range(*args): "A loop unrolled at trace time (a range)."; return rang
 # %% ../../nbs/sim/06_programs.ipynb #facc613e
 class _TileSize:
     "NKI's `nl.tile_size`: tile limits of the hardware (the SBUF sizes depend on the target in force)."
-    pmax, psum_fmax, psum_bank_fmax, psum_bank_fmax_bytes, psum_num_banks = 128, 512, 512, 2048, 8
-    gemm_stationary_fmax, gemm_moving_fmax, bn_stats_fmax, psum_min_align, sbuf_min_align = 128, 512, 512, 4, 1
+    pmax, psum_fmax, psum_bank_fmax = PARTITIONS, PSUM_BANK_FP32, PSUM_BANK_FP32
+    psum_bank_fmax_bytes, psum_num_banks = PSUM_BANK_BYTES, PSUM_BANKS
+    gemm_stationary_fmax, gemm_moving_fmax = GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
+    bn_stats_fmax, psum_min_align, sbuf_min_align = 512, 4, 1           # NKI's values, not used by dwlit's instructions
     sbuf_size_bytes = property(lambda self: get_target().partitions * get_target().sbuf_partition_bytes)
     sbuf_fmax_bytes = property(lambda self: get_target().sbuf_partition_bytes)
     sbuf_fmax = property(lambda self: get_target().sbuf_partition_bytes // 4)
@@ -59,134 +58,10 @@ class _TileSize:
 
 tile_size = _TileSize()
 
-# %% ../../nbs/sim/06_programs.ipynb #ac76c418
-class Launch:
-    "What the programs of one launch share: HBM, the shared_hbm tensors (in allocation order), the instruction count."
-    def __init__(self):
-        self.hbm, self.shared, self.cursor, self.issued = Allocator('HBM', MAX_HBM_BYTES, 'B'), [], Counter(), 0
-        self.written = set()                                         # the memories (Tensor.id) instructions wrote
-
-    def shared_tensor(self, shape, dtype, name) -> Tensor:
-        "The launch's shared_hbm tensor number k of this program (made by the first program to ask)."
-        pid = current_core().program_id
-        k = self.cursor[pid]; self.cursor[pid] += 1
-        if k == len(self.shared):
-            t = Tensor(shape, dtype, shared_hbm, name, unset(int(np.prod(shape)), dtype))
-            self.hbm.take(t, t.size * dtype.itemsize); self.shared.append(t)
-        t = self.shared[k]
-        if (t.shape, t.dtype) != (tuple(shape), dtype):
-            raise SimulatorError(f"program {pid} allocates shared_hbm tensor #{k} {name!r} as {shape} {dtype.name}, but "
-                                 f"an earlier program made it {t.shape} {t.dtype.name}")
-        return t
-
-    def count_instruction(self, dst):
-        "Count one issued instruction writing view `dst`, and note its tensor; refuse the one beyond the budget."
-        self.issued += 1; self.written.add(dst.tensor.id)
-        if self.issued > MAX_INSTRUCTIONS:
-            raise SimulatorError(f"this launch has issued {MAX_INSTRUCTIONS:,} instructions, the most one launch may issue "
-                                 f"(MAX_INSTRUCTIONS, about a minute of simulation); run a smaller problem")
-
-# %% ../../nbs/sim/06_programs.ipynb #17ced455
-def is_tensor_data(x) -> bool:
-    "True for what the launcher puts into HBM: a NumPy array of floats (or of a modelled dtype) with at least one axis."
-    return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype in DTYPES.values())
-
-def _place(sig, args, kwargs, name) -> tuple:
-    "The kernel's arguments bound to its parameters (NumPy arrays put into HBM), the HBM tensors and their arrays."
-    try: bound = sig.bind(*args, **kwargs)
-    except TypeError as e: raise TypeError(f"{name}: {e}") from None
-    placed, arrays = [], []
-    def put(v, n):
-        if not is_tensor_data(v): return v
-        placed.append(hbm_tensor(v, n)); arrays.append(v); return placed[-1]
-    for k, v in bound.arguments.items():
-        kind = sig.parameters[k].kind
-        bound.arguments[k] = (tuple(put(x, f"{k}{i}") for i, x in enumerate(v)) if kind is inspect.Parameter.VAR_POSITIONAL
-                              else {m: put(x, m) for m, x in v.items()} if kind is inspect.Parameter.VAR_KEYWORD
-                              else put(v, k))
-    return bound, placed, arrays
-
-# %% ../../nbs/sim/06_programs.ipynb #3cc5cc52
-def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kwargs):
-    "Run `kernel` once per program on fresh cores sharing HBM; NumPy arrays become HBM tensors; returns NumPy."
-    fn = getattr(kernel, 'func', kernel)
-    if not callable(fn): raise SimulatorTypeError(f"kernel must be a function, got {type(kernel).__name__}")
-    n = check_int(num_programs, 'num_programs', minimum=1, maximum=MAX_PROGRAMS)
-    target = get_target(target)
-    if cores is not None and not isinstance(cores, list):
-        raise SimulatorTypeError(f"cores must be a list (to receive each program's core) or None, got {type(cores).__name__}")
-    launch = Launch()
-    with use_core(NeuronCore(target, 0, n, None, launch.hbm)):    # inputs count against the launch's HBM
-        bound, inputs, arrays = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
-    key = replay.signature(fn, bound, inputs, n, target) if cores is None else None   # appendix: a launch run again
-    if key in replay.programs: return _to_numpy(replay.programs[key].run(inputs), copy=True)
-    nothing = []                                                  # programs that returned None
-    with replay.recording(key) as recorder:
-        for pid in range(n):
-            core = NeuronCore(target, pid, n, launch, launch.hbm)
-            with use_core(core): r = fn(*bound.args, **bound.kwargs)
-            if r is None: nothing.append(pid)
-            else: _check_result(r, fn, pid, inputs, n)
-            if cores is not None: cores.append(core)
-            if pid == 0: result = r
-    wrote = _write_back(inputs, arrays, launch.written)           # None is a result if every program wrote into inputs
-    if nothing and (len(nothing) < n or not wrote): _check_result(None, fn, nothing[0], inputs, n)
-    return None if result is None else _to_numpy(result, copy=replay.keep(key, recorder, inputs, result))
-
-def _write_back(inputs, arrays, written) -> bool:
-    "Copy each input tensor an instruction wrote (its memory in `written`) into the caller's array, as NKI's simulator does."
-    wrote = False
-    for t, a in zip(inputs, arrays):
-        if t.id in written: a[...] = t.storage.reshape(a.shape); wrote = True
-    return wrote
-
-def _to_numpy(r, copy=False):
-    "Program 0's result as NumPy (a tuple or a list stays one); no copy unless asked: nothing else reaches a launch's tensors."
-    if isinstance(r, Tensor): return r.storage.reshape(r.shape).copy() if copy else r.storage.reshape(r.shape)
-    if isinstance(r, View): return r.numpy()
-    return type(r)(_to_numpy(x, copy) for x in r)
-
-# %% ../../nbs/sim/06_programs.ipynb #9e6ac45b
-def _check_result(r, fn, pid, inputs, n=2):
-    "Raise unless kernel `fn`'s result (of `n` programs) is in HBM, shared_hbm if n > 1 (or an input), or a tuple/list of them."
-    what = f"kernel {getattr(fn, '__name__', 'the kernel')} (program {pid})"
-    how = ("a kernel returns the HBM tensor it wrote its result into: out = nl.ndarray(shape, dtype, "
-           "buffer=nl.shared_hbm), fill it with nisa.dma_copy, then return out")
-    if r is None: raise SimulatorTypeError(f"{what} returned nothing (None); {how}")
-    items = r if isinstance(r, (tuple, list)) else (r,)
-    if not items: raise SimulatorTypeError(f"{what} returned an empty {type(r).__name__}; {how}")
-    for k, x in enumerate(items):
-        said = f"{what} returned " + (f"as item {k} of its {type(r).__name__} " if items is r else '')
-        t = getattr(x, 'tensor', x)
-        if not isinstance(t, Tensor): raise SimulatorTypeError(f"{said}an object of type {type(x).__name__}, not a tensor; {how}")
-        if t.buffer.on_chip:
-            raise SimulatorError(f"{said}{x!r}, which is in {t.buffer.name.upper()}: on-chip memory belongs to one program "
-                                 f"and is gone when it ends; dma_copy it into an nl.shared_hbm tensor and return that")
-        if t.buffer is not shared_hbm and n > 1 and not any(t is i for i in inputs):
-            raise SimulatorError(f"{said}{x!r}, which is in nl.hbm (private_hbm): a kernel's outputs must be "
-                                 f"nl.shared_hbm, which every program sees; allocate out with buffer=nl.shared_hbm")
-
-# %% ../../nbs/sim/06_programs.ipynb #4155b983
-class KernelFunction:
-    "A kernel: `k(...)` simulates it (one program), `k[n](...)` a grid of n; inside a kernel it is a plain call."
-    def __init__(self, func, target=None): self.func, self.target = func, target; functools.update_wrapper(self, func)
-    def __call__(self, *args, **kwargs):
-        if current_core().launch is not None: return self.func(*args, **kwargs)
-        return simulate_kernel(self.func, *args, **{'target': self.target, **kwargs})
-    def __getitem__(self, n): return functools.partial(simulate_kernel, self.func, num_programs=n, target=self.target)
-    def __repr__(self): return f"<kernel {self.__name__}>"
-
-def kernel(func=None, platform_target=None, **options) -> KernelFunction:
-    "Decorator: make `func` an NKI-style kernel (see `KernelFunction`); `@kernel(platform_target='trn2')` picks the target."
-    if func is None: return lambda f: KernelFunction(f, platform_target)
-    return KernelFunction(func, platform_target)
-
-jit = kernel    # NKI's name for it
-
 # %% ../../nbs/sim/06_programs.ipynb #5cee2365
 def full(shape, fill_value, dtype, buffer=sbuf, name=None) -> Tensor:
     "A new on-chip tensor filled with `fill_value` by one memset."
-    name = name or _caller_name() or 'full'
+    name = name or 'full'
     if not getattr(buffer, 'on_chip', False):
         raise NotModelledError(f"nl.full/zeros/ones of {name!r} in {getattr(buffer, 'name', buffer)}: dwlit fills on-chip "
                                f"tensors only (an engine writes SBUF or PSUM); fill an SBUF tile and dma_copy it")
@@ -194,10 +69,10 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=None) -> Tensor:
     memset(t, fill_value)
     return t
 
-def zeros(shape, dtype, buffer=sbuf, name=None): return full(shape, 0.0, dtype, buffer, name or _caller_name() or 'zeros')
-def ones(shape, dtype, buffer=sbuf, name=None): return full(shape, 1.0, dtype, buffer, name or _caller_name() or 'ones')
+def zeros(shape, dtype, buffer=sbuf, name=None): return full(shape, 0.0, dtype, buffer, name or 'zeros')
+def ones(shape, dtype, buffer=sbuf, name=None): return full(shape, 1.0, dtype, buffer, name or 'ones')
 def zeros_like(x, dtype=None, buffer=None, name=None):
-    return full(x.shape, 0.0, dtype or x.dtype, buffer or x.buffer, name or _caller_name() or 'zeros')
+    return full(x.shape, 0.0, dtype or x.dtype, buffer or x.buffer, name or 'zeros')
 
 def ds(start, size) -> slice:
     "NKI's `nl.ds(start, size)`: the slice start:start + size."
@@ -211,7 +86,7 @@ def load(src, dtype=None) -> Tensor:
     if v.buffer.on_chip:
         raise SimulatorError(f"nl.load: src {v!r} is in {v.buffer.name.upper()}; it loads from HBM (copy on chip with "
                              f"nisa.tensor_copy)")
-    t = ndarray(v.shape, dtype or v.dtype, buffer=sbuf, name=_caller_name() or 'load')
+    t = ndarray(v.shape, dtype or v.dtype, buffer=sbuf, name='load')
     dma_copy(t, v)
     return t
 
@@ -263,8 +138,8 @@ def broadcast_to(x, shape, name=None) -> Tensor:
     return out
 
 def _across_partitions(x, shape, name=None) -> Tensor:
-    "(1, F) -> (P, F): a matmul of a (1, P) row of ones with x, 512 columns at a time (exact; the lowering is ASSUMED)."
-    (P, F), w = shape, 512
+    "(1, F) -> (P, F): a matmul of a (1, P) row of ones with x, GEMM_MOVING_FMAX (512) columns at a time (exact; the lowering is ASSUMED)."
+    (P, F), w = shape, GEMM_MOVING_FMAX
     ones = ndarray((1, P), x.dtype, buffer=sbuf, name='ones')
     memset(ones, 1.0)
     out = ndarray(shape, x.dtype, buffer=sbuf, name=name or 'broadcast')

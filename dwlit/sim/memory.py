@@ -6,36 +6,20 @@ Docs: https://dwlit.github.io/dwlit/sim/memory.html.md"""
 
 # %% ../../nbs/sim/02_memory.ipynb #83a37086
 from __future__ import annotations
-import contextlib, itertools, linecache, math, re, sys, weakref
+import itertools, math, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
-from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_int, check_ints,
-                     check_choice, shown, refuse_unmodelled, MAX_HBM_BYTES)
-from .ap import make_view, index_view, reshape_view, _nki_method
+from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_ints, shown,
+                              refuse_unmodelled)
+from .target import KiB, TARGETS, get_target, using_target
+from .core import NeuronCore, current_core, use_core, reset_default_core
+from .ap import make_view, index_view, reshape_view, nki_method_error
 
 # %% auto #0
-__all__ = ['KiB', 'TARGETS', 'sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16',
-           'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'Target',
-           'draw_memories', 'get_target', 'set_target', 'using_target', 'Buffer', 'as_dtype', 'kernel_dtype',
-           'Allocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core', 'Tensor', 'reinterpret',
-           'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
-
-# %% ../../nbs/sim/02_memory.ipynb #039846c2
-KiB = 1024
-
-# %% ../../nbs/sim/02_memory.ipynb #be3c1513
-@dataclass(frozen=True)
-class Target:
-    "The on-chip memory of one NeuronCore generation."
-    name: str
-    partitions: int               # SBUF/PSUM partitions (lanes)
-    sbuf_partition_bytes: int     # SBUF bytes per partition
-    psum_partition_bytes: int     # PSUM bytes per partition
-
-TARGETS = {'trn1': Target('trn1', 128, 192 * KiB, 16 * KiB),   # also inf2
-           'trn2': Target('trn2', 128, 224 * KiB, 16 * KiB),
-           'trn3': Target('trn3', 128, 256 * KiB, 16 * KiB)}
+__all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
+           'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'draw_memories', 'Buffer',
+           'as_dtype', 'kernel_dtype', 'Tensor', 'reinterpret', 'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
 
 # %% ../../nbs/sim/02_memory.ipynb #76206302
 def draw_memories(target='trn1'):
@@ -56,30 +40,6 @@ def draw_memories(target='trn1'):
     ax.set_title(f"Input: the {t.name} memory sizes. Output: one partition of each on-chip memory, to scale", fontsize=9)
     fig.tight_layout()
     return fig
-
-# %% ../../nbs/sim/02_memory.ipynb #3746771d
-_target = ['trn1']
-
-# %% ../../nbs/sim/02_memory.ipynb #86de3b49
-def get_target(name=None) -> Target:
-    "The `Target` called `name` ('trn1', 'trn2' or 'trn3'; a `Target` passes through), or the one in force."
-    if isinstance(name, Target): return name
-    if name is not None and not isinstance(name, str):
-        raise SimulatorTypeError(f"target must be one of {', '.join(TARGETS)} (a name), got target={shown(name)}")
-    return TARGETS[check_choice(_target[0] if name is None else name, 'target', tuple(TARGETS))]
-
-# %% ../../nbs/sim/02_memory.ipynb #dc8baed3
-def set_target(name):
-    "Make `name` the target of the cores created from now on."
-    _target[0] = get_target(name).name
-
-# %% ../../nbs/sim/02_memory.ipynb #0dca3236
-@contextlib.contextmanager
-def using_target(name):
-    "Use target `name` inside a `with` block."
-    old = _target[0]; set_target(name)
-    try: yield get_target()
-    finally: _target[0] = old
 
 # %% ../../nbs/sim/02_memory.ipynb #6fdc21c9
 @dataclass(frozen=True)
@@ -114,80 +74,14 @@ def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
         raise SimulatorError(f"{arg} must be one of {', '.join(allowed)}, got {arg}={shown(dtype)}")
     return dt
 
-# %% ../../nbs/sim/02_memory.ipynb #k3dt0001
-KERNEL_DTYPES = ('float32', 'float16', 'bfloat16')   # what the depthwise kernels compute in; the 8-bit types are storage only
-
 # %% ../../nbs/sim/02_memory.ipynb #89294dc0
 def kernel_dtype(dtype, arg='dtype') -> np.dtype:
     "The dtype `dtype` names if the depthwise kernels compute in it (float32, float16, bfloat16), else an error saying so."
     dt = as_dtype(dtype, arg)
-    if dt.name not in KERNEL_DTYPES:
+    if dt not in KERNEL_DTYPES.values():
         raise SimulatorError(f"{arg} must be one of {', '.join(KERNEL_DTYPES)} for the depthwise kernels "
                              f"({dt.name} is a storage type only), got {arg}={dt.name}")
     return dt
-
-# %% ../../nbs/sim/02_memory.ipynb #3d7de930
-class Allocator:
-    "Bytes in use in one memory (per partition on chip, in all for HBM), with the peak."
-    def __init__(self, name: str, capacity: int, unit='B per partition'):
-        self.name, self.capacity, self.unit = name, capacity, unit
-        self.used = self.peak = 0
-        self.live = {}                                 # tensor id -> (name, bytes)
-        self.placed = []                               # tensors at an address: (p0, p1, byte0, byte1, weakref)
-
-    free = property(lambda self: self.capacity - self.used)
-
-    def check(self, name, nbytes, what=''):
-        "Raise `AllocationError` with the numbers unless `nbytes` are free (takes nothing)."
-        if nbytes > self.free:
-            held = ', '.join(f"{n} {b:,} B" for n, b in list(self.live.values())[:6]) or 'nothing'
-            budget = " (the simulator's HBM budget, MAX_HBM_BYTES: it keeps HBM in host memory)" if self.name == 'HBM' else ''
-            raise AllocationError(f"{self.name} overflow: tensor {name!r} {what}needs {nbytes:,} {self.unit}, but only "
-                                  f"{self.free:,} of {self.capacity:,} are free{budget} (held: {held})")
-
-    def take(self, tensor, nbytes, what=''):
-        "Reserve `nbytes` for `tensor` until it is garbage-collected."
-        self.check(tensor.name, nbytes, what)
-        self.live[tensor.id] = (tensor.name, nbytes)
-        self.used += nbytes; self.peak = max(self.peak, self.used)
-        weakref.finalize(tensor, self._give_back, tensor.id)
-
-    def _give_back(self, tid): self.used -= self.live.pop(tid, (None, 0))[1]
-    def __repr__(self): return f"{self.name}: {self.used:,} {self.unit} in use, peak {self.peak:,}, capacity {self.capacity:,}"
-
-# %% ../../nbs/sim/02_memory.ipynb #cd4dfda2
-class NeuronCore:
-    "One simulated NeuronCore: its SBUF and PSUM, the HBM it sees, and the program it runs."
-    def __init__(self, target=None, program_id=0, num_programs=1, launch=None, hbm=None):
-        self.target = get_target(target)
-        self.sbuf = Allocator('SBUF', self.target.sbuf_partition_bytes)
-        self.psum = Allocator('PSUM', self.target.psum_partition_bytes)
-        self.hbm = hbm or Allocator('HBM', MAX_HBM_BYTES, 'B')
-        self.program_id, self.num_programs, self.launch = program_id, num_programs, launch
-
-    def allocator(self, buffer) -> Allocator: return {sbuf: self.sbuf, psum: self.psum}.get(buffer, self.hbm)
-    def __repr__(self): return f"NeuronCore({self.target.name}, program {self.program_id} of {self.num_programs}; {self.sbuf}; {self.psum})"
-
-_cores = [NeuronCore()]
-
-# %% ../../nbs/sim/02_memory.ipynb #5ebd55d3
-def current_core() -> NeuronCore:
-    "The core that allocations and instructions go to right now."
-    return _cores[-1]
-
-# %% ../../nbs/sim/02_memory.ipynb #98d1f5cb
-@contextlib.contextmanager
-def use_core(core: NeuronCore):
-    "Make `core` the current core inside a `with` block."
-    _cores.append(core)
-    try: yield core
-    finally: _cores.pop()
-
-# %% ../../nbs/sim/02_memory.ipynb #35444c99
-def reset_default_core(target=None) -> NeuronCore:
-    "Replace the top-level core by a fresh one (e.g. after `set_target`)."
-    _cores[0] = NeuronCore(target)
-    return _cores[0]
 
 # %% ../../nbs/sim/02_memory.ipynb #29041355
 _ids = itertools.count()
@@ -232,7 +126,7 @@ class Tensor:
         self.storage[...] = a.astype(self.dtype).reshape(-1)
         return self
 
-    def __getattr__(self, name): raise _nki_method(self, name)      # NKI's other view methods: not modelled
+    def __getattr__(self, name): raise nki_method_error(self, name)  # NKI's other view methods: not modelled
     def __repr__(self): return f"Tensor({self.name!r}, {self.shape}, {self.dtype.name}, {self.buffer!r})"
 
 # %% ../../nbs/sim/02_memory.ipynb #5f378611
@@ -256,16 +150,6 @@ def _host_access(t, what):
         raise SimulatorError(f"{what} of tensor {t.name!r} inside a running kernel: a kernel reads and writes tensors only "
                              f"through instructions (nisa.dma_copy, nisa.tensor_copy, ...); the launcher returns the results")
 
-# %% ../../nbs/sim/02_memory.ipynb #27d329bd
-_assign = re.compile(r"^\s*(?:(?:try|else|finally|with [^:]*|if [^:]*|for [^:]*)\s*:)?\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]")
-
-# %% ../../nbs/sim/02_memory.ipynb #9f4fec32
-def _caller_name(depth=2):
-    "The variable a call is assigned to, read from the caller's source line (None if not found)."
-    f = sys._getframe(depth)
-    m = _assign.match(linecache.getline(f.f_code.co_filename, f.f_lineno))
-    return m.group(1) if m else None
-
 # %% ../../nbs/sim/02_memory.ipynb #a23d7b3e
 def _check_request(shape, buffer, name, core) -> tuple:
     "The shape as Python ints and the bytes the request takes (per partition on chip), checked."
@@ -287,7 +171,7 @@ def unset(n: int, dtype) -> np.ndarray:
 # %% ../../nbs/sim/02_memory.ipynb #9316a95a
 def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
     "A new NaN-filled tensor in `buffer` on the current core (at `address`, if given); shape and room are checked first."
-    name, core, dtype = name or _caller_name() or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
+    name, core, dtype = name or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
     if address is None: alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")   # refused before any memory is taken
@@ -315,7 +199,7 @@ def _place_at(t: Tensor, address, core: NeuronCore):
         old = ref()
         if old is not None and q0 < p1 and p0 < q1 and c0 < b1 and b0 < c1:     # overlapping: its memory is reused
             old.retired = f"{t.name!r} at address {(p0, b0)}"
-            alloc._give_back(old.id)
+            alloc.give_back(old.id)
         elif old is not None: keep.append((q0, q1, c0, c1, ref))
     alloc.placed = keep + [(p0, p1, b0, b1, weakref.ref(t))]
 

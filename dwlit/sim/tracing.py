@@ -10,8 +10,8 @@ import contextlib, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from .checks import SimulatorError, check_int
-from .ap import View, _extent
-from .isa import _traces, ENGINES, PE_ARRAY
+from .ap import View, extent
+from .isa import listen, ENGINES, PE_ARRAY
 
 # %% auto #0
 __all__ = ['Access', 'Instruction', 'Trace', 'trace', 'plot_trace', 'trace_stepper']
@@ -31,7 +31,7 @@ class Access:
     def __str__(self): return f"{self.tensor}[{self.buffer}]{[list(p) for p in self.pattern]}+{self.offset}"
 
 def _access(v: View) -> Access:
-    lo, hi = _extent(v.pattern)
+    lo, hi = extent(v.pattern)
     t = v.tensor
     return Access(t.name, t.id, t.buffer.name, v.pattern, v.offset, v.offset + lo, v.offset + hi, t.dtype.name)
 
@@ -85,9 +85,7 @@ class Trace:
 @contextlib.contextmanager
 def trace():
     "Record every instruction issued inside the `with` block."
-    tr = Trace(); _traces.append(tr)
-    try: yield tr
-    finally: _traces.remove(tr)
+    with listen(Trace()) as tr: yield tr
 
 # %% ../../nbs/sim/05_trace.ipynb #8f5d87e0
 _SHORT = {'dma_copy': 'dma', 'memset': 'set', 'tensor_reduce': 'red', 'tensor_copy': 'cp', 'nc_matmul': 'mm',
