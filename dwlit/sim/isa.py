@@ -550,7 +550,7 @@ def _matmul_modes(is_transpose, perf_mode):
 def _matmul_written(dst: View) -> np.ndarray:
     "Which elements of `dst` an earlier nc_matmul wrote, in dst's shape (its tensor keeps one flag per element)."
     t = dst.tensor
-    if not hasattr(t, 'matmul_written'): t.matmul_written = np.zeros(t.size, bool)
+    if t.matmul_written is None: t.matmul_written = np.zeros(t.size, bool)
     return t.matmul_written[dst.addresses()]
 
 def _accumulate_start(dst: View, written: np.ndarray):

@@ -90,6 +90,7 @@ _ids = itertools.count()
 class Tensor:
     "A simulated tensor: a name, a shape, a dtype, a buffer, and its elements in a flat NumPy array."
     retired = None             # what took its address, once ndarray(address=) gave its memory to a later tensor
+    matmul_written = None      # in PSUM: which elements an nc_matmul has written (its accumulate rule reads it)
 
     def __init__(self, shape, dtype, buffer, name, storage):
         self.shape, self.dtype, self.buffer, self.name = tuple(shape), np.dtype(dtype), buffer, name
