@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_shape, check_padding,
-                       check_unit, errors_from, MAX_HBM_BYTES)
-from ..sim import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS
+                       check_unit, check_bool, check_choice, errors_from, MAX_HBM_BYTES, MAX_INSTRUCTIONS, MAX_PROGRAMS)
+from ..sim import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS, Trace
 from ..sim import kernel
 from ..sim import language as nl, isa as nisa
 from .tiling import C_TILE_SIZE, PACK, div_ceil, program_tiles, chunk_positions, dispatch_decision
+from .reference import output_width
 
 # %% auto #0
-__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes', 'conv1d_depthwise_default',
-           'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
+__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes', 'conv1d_instruction_count',
+           'conv1d_depthwise_default', 'conv1d_emit_order', 'check_emit_order', 'conv1d_depthwise_f_packing',
+           'conv1d_depthwise_bf01_oi01_bf01']
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #af17803b
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
             raise SimulatorError(f"padding[0] (H padding) must be (0, 0): the 1D kernels read only padding[1], got {(H_l, H_r)}")
         if W_padding_l < 0 or W_padding_r < 0:
             raise SimulatorError(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
-        W_out = W_padding_l + W + W_padding_r - W_f + 1
+        W_out = output_width(W, W_f, (W_padding_l, W_padding_r))
         if W_out < 1:
             raise SimulatorError(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 = {W_padding_l} + {W} + {W_padding_r} - "
                                  f"{W_f} + 1 = {W_out} < 1: the padded row is shorter than the filter")
@@ -106,10 +108,9 @@ MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # b
 def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, itemsize=4) -> dict:
     "Bytes per SBUF partition of each buffer one program of `path` ('default'/'f_packing') holds at its peak."
     with errors_from('conv1d_sbuf_bytes'):
-        if path not in ('default', 'f_packing'): raise SimulatorError(f"path must be 'default' or 'f_packing', got path={path!r}")
+        path, partial = check_choice(path, 'path', ('default', 'f_packing')), check_bool(partial, 'partial')
         N, W_f, W_out = check_int(N, 'N', 1), check_int(W_f, 'W_f', 1), check_int(W_out, 'W_out', 1)
         image_size, full_tiles = check_int(image_size, 'image_size', 1), check_int(full_tiles, 'full_tiles', 0)
-        if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
         if check_int(itemsize, 'itemsize') not in (2, 4): raise SimulatorError(f"itemsize must be 2 or 4 (bytes), got itemsize={itemsize}")
     prod = W_out * W_f if path == 'default' else chunk_positions(W_f) * W_f
     name = 'prod_buffer_full' if path == 'default' else 'prod_buffer'
@@ -120,6 +121,17 @@ def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, item
         b.update(filter_last=W_f, img_last=image_size, out_last=W_out,
                  prod_buffer_last=prod * (2 if path == 'f_packing' and N > 1 else 1))
     return {k: v * itemsize for k, v in b.items()}
+
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #3c4d5e6f
+def conv1d_instruction_count(N, C, W_out, W_f, padded, num_programs=1, chunks=None) -> int:
+    "Instructions a 1D launch issues, all programs together (chunks per tile and batch element: the dispatch's by default)."
+    N, C = check_int(N, 'N', 1), check_int(C, 'C', 1)
+    k, padded = check_int(num_programs, 'num_programs', 1, MAX_PROGRAMS), check_bool(padded, 'padded')
+    chunks = dispatch_decision(W_out, W_f).chunks if chunks is None else check_int(chunks, 'chunks', 1)
+    tiles, partial = div_ceil(C, C_TILE_SIZE), C % C_TILE_SIZE != 0
+    per = div_ceil(tiles, k); busy = div_ceil(tiles, per)                   # tiles per program, programs with tiles
+    parts = busy - (partial and tiles - (busy - 1) * per == 1) + partial     # (program, full or partial) pairs
+    return parts * (1 + N * (padded + 3)) + 2 * N * tiles * chunks
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #b7802242
 def _check_sbuf(who, g, path, full_tiles, partial):
@@ -147,6 +159,17 @@ def _check_sbuf(who, g, path, full_tiles, partial):
         f"{full_tiles} full channel tile(s){' and the partial tile' if partial else ''} ({parts}), but only "
         f"{core.sbuf.free} B of {core.sbuf.capacity} B per partition are free on {core.target.name}; {advice}")
 
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #5e6f7081
+def _check_sizes(who, g, path, full_tiles, partial):
+    "Before a kernel allocates: the launch's instruction count within MAX_INSTRUCTIONS, then this program's SBUF need."
+    chunks = 1 if path == 'default' else div_ceil(g.W_out, chunk_positions(g.W_f))
+    n = conv1d_instruction_count(g.N, g.C, g.W_out, g.W_f, g.W_padding_l + g.W_padding_r > 0, nl.num_programs(), chunks)
+    if n > MAX_INSTRUCTIONS:
+        raise SimulatorError(f"{who}: this call would issue {n:,} instructions (N={g.N:,} batch elements x {g.C_NUM_TILES:,} "
+                             f"channel tile(s) x {chunks:,} chunk(s), and per batch element the loads and stores), but a "
+                             f"simulated launch may issue at most {MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv1d_plan still describes it")
+    if full_tiles or partial: _check_sbuf(who, g, path, full_tiles, partial)
+
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #50d9691b
 @kernel
 def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
@@ -165,11 +188,13 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
 
     # --- SPMD channel-tile sharding (L154-173) ---
     pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)                 # start_tile, end_tile, my_num_full_tiles, has_partial
-    if share.idle: return out                                   # idle program
-    T, has_partial = share.full_tiles, share.has_partial        # my_num_full_tiles
-    c_start = share.start_tile * C_TILE_SIZE
-    _check_sbuf('conv1d_depthwise_default', g, 'default', T, has_partial)      # before any allocation
+    share = program_tiles(C_in, pid, num_progs)                 # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+    start_tile, end_tile = share.start_tile, share.end_tile
+    if end_tile <= start_tile: return out                       # idle program
+    has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+    T = end_tile - start_tile - has_partial                     # my_num_full_tiles
+    c_start = start_tile * C_TILE_SIZE
+    _check_sizes('conv1d_depthwise_default', g, 'default', T, has_partial)     # before any allocation
 
     # --- PART 1: full 128-channel tiles, batched (L181-311) ---
     if T > 0:
@@ -228,6 +253,41 @@ def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilatio
                           src=out_last)
     return out
 
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #6b7c8d9e
+def conv1d_emit_order(N, C, W_out, W_f, padded, pid=0, num_programs=1, path=None) -> list:
+    "The original's instructions for program `pid`, in order: (op, tensor written, where in the loops) (L121, L413)."
+    N, padded = check_int(N, 'N', 1), check_bool(padded, 'padded')
+    s = program_tiles(C, pid, num_programs)
+    path = path or dispatch_decision(W_out, W_f).kernel.removeprefix('conv1d_depthwise_')
+    chunks = 1 if check_choice(path, 'path', ('default', 'f_packing')) == 'default' else div_ceil(W_out, chunk_positions(W_f))
+    prod = {'full': 'prod_buffer_full' if path == 'default' else 'prod_buffer', 'last': 'prod_buffer_last'}
+    parts = [(p, t) for p, t in (('full', s.full_tiles), ('last', int(s.has_partial))) if t]
+    def batch(p, t, n):                                  # one batch element of one part, up to its store
+        at = f"batch element {n}, {p} tile(s)"
+        return ([('memset', f'img_{p}', f"{at}: zero the padding")] if padded else []) + [
+            ('dma_copy', f'img_{p}', f"{at}: load the image"), ('memset', f'out_{p}', f"{at}: zero the output")] + [
+            x for c in range(t) for j in range(chunks) for x in (('tensor_tensor', prod[p], f"{at}, tile {c}, chunk {j}: multiply"),
+                                                                   ('tensor_reduce', f'out_{p}', f"{at}, tile {c}, chunk {j}: reduce"))]
+    store = lambda p, n: ('dma_copy', 'out', f"batch element {n}, {p} tile(s): store the output")
+    load = lambda p: ('dma_copy', f'filter_{p}', f"{p} tile(s): load the filters")
+    if path == 'default':                                # PART 1 for every batch element, then PART 2
+        return [x for p, t in parts for x in [load(p)] + [y for n in range(N) for y in batch(p, t, n) + [store(p, n)]]]
+    return [load(p) for p, _ in parts] + [x for n in range(N) for x in                 # L489-L520, then the batch loop
+                                          [y for p, t in parts for y in batch(p, t, n)] + [store(p, n) for p, _ in parts]]
+
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #7c8d9e0f
+def check_emit_order(tr, N, C, W_out, W_f, padded, num_programs=1, path=None) -> int:
+    "Compare trace `tr` of a 1D launch with `conv1d_emit_order`, program by program; return the instructions checked."
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...), got {type(tr).__name__}")
+    k, got = check_int(num_programs, 'num_programs', 1, MAX_PROGRAMS), {}
+    for i in tr.instructions: got.setdefault(i.program_id, []).append((i.op, i.dst.tensor))
+    for pid in range(k):
+        want, mine = conv1d_emit_order(N, C, W_out, W_f, padded, pid, k, path), got.pop(pid, [])
+        for j, (w, g) in enumerate(zip(want + [('nothing', '-', 'the end')], mine + [('nothing', '-')])):
+            if w[:2] != g: raise AssertionError(f"program {pid}, instruction {j}: expected {w[0]} into {w[1]} ({w[2]}), got {g[0]} into {g[1]}")
+    if got: raise AssertionError(f"the trace has instructions of program(s) {sorted(got)}, but the launch has {k} program(s)")
+    return len(tr.instructions)
+
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #fbcf7d3b
 @kernel
 def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
@@ -246,13 +306,15 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
 
     # --- the same SPMD sharding as _default (L446-465) ---
     pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)                 # start_tile, end_tile, my_num_full_tiles, has_partial
-    if share.idle: return out                                   # idle program
-    T, has_partial = share.full_tiles, share.has_partial        # my_num_full_tiles
-    c_start = share.start_tile * C_TILE_SIZE
+    share = program_tiles(C_in, pid, num_progs)                 # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+    start_tile, end_tile = share.start_tile, share.end_tile
+    if end_tile <= start_tile: return out                       # idle program
+    has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+    T = end_tile - start_tile - has_partial                     # my_num_full_tiles
+    c_start = start_tile * C_TILE_SIZE
     c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
     C_LAST_TILE_SIZE = C_in - c_offset
-    _check_sbuf('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial)  # before any allocation
+    _check_sizes('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial) # before any allocation
 
     # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
     if T > 0:
@@ -276,43 +338,33 @@ def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilat
                           src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
             nisa.memset(dst=out_full, value=0.0)
             for c_tile in nl.affine_range(T):
-                same = {}   # the product and filter views repeat for every chunk of one width: built once per tile
                 for base_i_out in range(0, W_out, flattend_input_img_f):                # Python range: unrolled
                     num_valid = min(flattend_input_img_f, W_out - base_i_out)           # tail clamp
-                    if num_valid not in same:
-                        same[num_valid] = (prod_buffer[:, :num_valid, :W_f],
-                                           filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f))
-                    prod, filt = same[num_valid]
                     nisa.tensor_tensor(                                                 # L587
-                        dst=prod,                                                       # prod_buffer[:, :num_valid, :W_f]
+                        dst=prod_buffer[:, :num_valid, :W_f],
                         data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
                                           offset=c_tile * image_size + base_i_out),
-                        data2=filt,                                                     # stride-0 broadcast of the taps
+                        data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f),
                         op=nl.multiply)
                     nisa.tensor_reduce(                                                 # L594
                         dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]], offset=c_tile * W_out + base_i_out),
-                        op=nl.add, data=prod, axis=2)
+                        op=nl.add, data=prod_buffer[:, :num_valid, :W_f], axis=2)
         if has_partial:                                                                 # L610-646
             prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf)  # L611
             if needs_padding: nisa.memset(dst=img_last, value=0.0)
             nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
                           src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
             nisa.memset(dst=out_last, value=0.0)
-            same = {}
             for base_i_out in range(0, W_out, flattend_input_img_f):
                 num_valid = min(flattend_input_img_f, W_out - base_i_out)
-                if num_valid not in same:
-                    same[num_valid] = (prod_buffer_last[:, :num_valid, :W_f],
-                                       filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]))
-                prod, filt = same[num_valid]
                 nisa.tensor_tensor(                                                     # L634
-                    dst=prod,
+                    dst=prod_buffer_last[:, :num_valid, :W_f],
                     data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]], offset=base_i_out),
-                    data2=filt,
+                    data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]),
                     op=nl.multiply)
                 nisa.tensor_reduce(                                                     # L641
                     dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
-                    op=nl.add, data=prod, axis=2)
+                    op=nl.add, data=prod_buffer_last[:, :num_valid, :W_f], axis=2)
         # --- PHASE 3: stores (L651-677) ---
         if T > 0:
             nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
@@ -346,35 +398,12 @@ def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilat
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #90a3d211
 def _check_entry_sizes(g, who):
-    "Before the entry point allocates its output: this program's SBUF need, then the output's size."
+    "Before the entry point allocates its output: the launch's instructions, this program's SBUF need, the output's size."
     share = program_tiles(g.C, nl.program_id(0), nl.num_programs())
-    T, partial = share.full_tiles, share.has_partial
-    from dwlit.sim import MAX_INSTRUCTIONS
-    chunks = dispatch_decision(g.W_out, g.W_f).chunks
-    path = 'default' if chunks == 1 else 'f_packing'
-    least = 2 * g.N * g.C_NUM_TILES * chunks                   # a multiply and a reduce per element, tile and chunk
-    if least > MAX_INSTRUCTIONS:
-        raise SimulatorError(f"{who}: this call would issue at least {least:,} instructions (2 x N={g.N:,} x "
-                             f"{g.C_NUM_TILES:,} channel tiles x {chunks:,} chunks), and a simulated kernel call may "
-                             f"issue at most {MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv1d_plan still describes it")
-    if T or partial: _check_sbuf(f"{who} (running conv1d_depthwise_{path})", g, path, T, partial)
+    path = dispatch_decision(g.W_out, g.W_f).kernel.removeprefix('conv1d_depthwise_')
+    _check_sizes(f"{who} (running conv1d_depthwise_{path})", g, path, share.full_tiles, share.has_partial)
     out_bytes = g.N * g.C * g.W_out * g.dtype.itemsize
     if out_bytes > MAX_HBM_BYTES:
         raise AllocationError(f"{who}: the output out_shape={g.out_shape} would hold {out_bytes:,} B of {g.dtype.name}, "
                               f"more than the MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B one HBM tensor may take (the simulator "
                               f"keeps HBM in host memory): fewer batch elements or channels per call would fit")
-
-# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #510715b4
-def trace_contract(tr, N, C, W_out, W_f):
-    "Check a trace of the 1D entry point against the original's instruction counts; return the counts."
-    with errors_from('trace_contract'):
-        N, C, W_out, W_f = (check_int(v, a, 1) for v, a in ((N, 'N'), (C, 'C'), (W_out, 'W_out'), (W_f, 'W_f')))
-    F, chunks = chunk_positions(W_f), dispatch_decision(W_out, W_f).chunks
-    per = N * div_ceil(C, C_TILE_SIZE) * chunks
-    c = tr.counts()
-    if c.get('nc_matmul', 0) or c.get('nc_transpose', 0): raise AssertionError(f"PE-array instructions in the trace: {c}")
-    for op in ('tensor_tensor', 'tensor_reduce'):
-        if c.get(op, 0) != per: raise AssertionError(f"{op}: expected {per}, got {c.get(op, 0)}")
-    widest = max(i.free_elems for i in tr.instructions if i.op in ('tensor_tensor', 'tensor_reduce'))
-    if chunks > 1 and widest > F * W_f: raise AssertionError(f"an instruction streams {widest} > {F * W_f} elements")
-    return c

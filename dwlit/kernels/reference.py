@@ -8,7 +8,7 @@ Docs: https://dwlit.github.io/dwlit/kernels/definition.html.md"""
 from __future__ import annotations
 import math
 import numpy as np
-from ..sim import SimulatorError, SimulatorTypeError, MAX_HBM_BYTES, check_int, check_ints, check_padding, shown
+from ..sim import SimulatorError, SimulatorTypeError, MAX_HBM_BYTES, check_int, check_ints, check_padding
 
 # %% auto #0
 __all__ = ['output_width', 'output_shape', 'reference_array', 'depthwise1d', 'dilate_pad', 'depthwise2d']
@@ -35,8 +35,8 @@ def reference_array(x, arg: str, names: tuple, grown=(0, 0, 0, 0), dilation=(1, 
     "`x` as float64, checked: a NumPy array of real numbers, one axis per name (a '1' axis must be 1), small enough to pad."
     form = f"({', '.join(names)})"
     if not isinstance(x, np.ndarray) or not (x.dtype.kind in 'iuf' or x.dtype.name == 'bfloat16'):
-        got = f"an array of dtype {x.dtype}" if isinstance(x, np.ndarray) else shown(x)
-        raise SimulatorTypeError(f"{arg} must be a NumPy array of real numbers {form}, got {arg}={got}")
+        got = f"an array of dtype {x.dtype}" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+        raise SimulatorTypeError(f"{arg} must be a NumPy array of real numbers {form}, got {got}")
     if x.ndim != len(names) or 0 in x.shape or any(n == '1' and d != 1 for n, d in zip(names, x.shape)):
         raise SimulatorError(f"{arg}.shape must be {form}, every axis >= 1, got {arg}.shape={x.shape}")
     size = math.prod((d - 1) * s + 1 + g for d, g, s in zip(x.shape, grown, dilation))
