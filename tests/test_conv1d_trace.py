@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 
 from dwlit.sim import simulate_kernel, trace, kernel, current_core, AllocationError, SimulatorError, using_target
 from dwlit.kernels.conv1d import (conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing,
-                                  conv1d_sbuf_bytes, conv1d_instruction_count, conv1d_emit_order, check_emit_order)
+                                  conv1d_sbuf_bytes, conv1d_instruction_count, conv1d_emit_order, check_conv1d_emit_order)
 
 
 def ceil(a, b): return -(-a // b)
@@ -44,7 +44,7 @@ def test_trace_contract(s):
     F = ceil(512, W_f)                       # flattend_input_img_f
     tiles = ceil(C, 128)
     chunks = ceil(W_out, F)
-    assert check_emit_order(tr, N, C, W_out, W_f, sum(pad) > 0, k) == len(tr)
+    assert check_conv1d_emit_order(tr, N, C, W_out, W_f, sum(pad) > 0, k) == len(tr)
     assert len(tr) == conv1d_instruction_count(N, C, W_out, W_f, sum(pad) > 0, k)      # the up-front count is exact
     c = tr.counts()
     assert 'nc_matmul' not in c and 'nc_transpose' not in c
@@ -107,32 +107,32 @@ def test_each_kernel_called_directly_keeps_the_original_order(s, path):
     with trace() as tr:
         y = simulate_kernel(fn, img, filt, np.zeros((N, C, 1, W_out), np.float32), ((0, 0), pad), num_programs=k)
     chunks = 1 if path == 'default' else ceil(W_out, ceil(512, W_f))
-    check_emit_order(tr, N, C, W_out, W_f, sum(pad) > 0, k, path)
+    check_conv1d_emit_order(tr, N, C, W_out, W_f, sum(pad) > 0, k, path)
     assert len(tr) == conv1d_instruction_count(N, C, W_out, W_f, sum(pad) > 0, k, chunks)
 
 
 def test_the_order_check_can_fail():
     "A missing, a swapped or an extra instruction, or a program too many: each named with where it is."
     tr, _ = run_traced(2, 300, 20, 5, (2, 1), 19, 2)
-    check_emit_order(tr, 2, 300, 19, 5, True, 2)
+    check_conv1d_emit_order(tr, 2, 300, 19, 5, True, 2)
     ins = list(tr.instructions)
     j = next(k for k, i in enumerate(ins) if i.op == 'tensor_reduce')
     tr.instructions[:] = ins[:j] + ins[j + 1:]
     with pytest.raises(AssertionError, match=r"program 0, instruction 5: expected tensor_reduce into out_full \(batch element 0"):
-        check_emit_order(tr, 2, 300, 19, 5, True, 2)
+        check_conv1d_emit_order(tr, 2, 300, 19, 5, True, 2)
     tr.instructions[:] = ins + ins[-1:]
     with pytest.raises(AssertionError, match="expected nothing into -"):
-        check_emit_order(tr, 2, 300, 19, 5, True, 2)
+        check_conv1d_emit_order(tr, 2, 300, 19, 5, True, 2)
     tr.instructions[:] = ins + [dataclasses.replace(ins[-1], program_id=2)]
     with pytest.raises(AssertionError, match=r"instructions of program\(s\) \[2\], but the launch has 2"):
-        check_emit_order(tr, 2, 300, 19, 5, True, 2)
+        check_conv1d_emit_order(tr, 2, 300, 19, 5, True, 2)
     tr.instructions[:] = ins
     with pytest.raises(AssertionError, match="got memset into img_full"):       # told there is no padding
-        check_emit_order(tr, 2, 300, 19, 5, False, 2)
+        check_conv1d_emit_order(tr, 2, 300, 19, 5, False, 2)
     with pytest.raises(SimulatorError, match="tr must be a Trace"):
-        check_emit_order(None, 2, 300, 19, 5, True, 2)
+        check_conv1d_emit_order(None, 2, 300, 19, 5, True, 2)
     with pytest.raises(SimulatorError, match="N must be an integer"):
-        check_emit_order(tr, 2.0, 300, 19, 5, True, 2)
+        check_conv1d_emit_order(tr, 2.0, 300, 19, 5, True, 2)
 
 
 def test_the_emit_order_reads_like_the_original():
@@ -205,3 +205,15 @@ def test_capacity_boundary_is_exact():
         assert y.shape == (N, C, 1, W - 1) and (y == 0).all()
     with using_target('trn2'):          # the bigger SBUF of trn2 takes W + 1 on one program
         conv1d_depthwise_bf01_oi01_bf01(img, filt, ((0, 0), (0, 0)), out_shape=(N, C, 1, W + 1 - W_f + 1))
+
+
+def test_chunk_widths_for_every_filter_length():
+    "A full chunk of _f_packing is at least 512 and less than 512 + W_f elements: 1,022 for the longest filter."
+    from dwlit.kernels.tiling import chunk_positions
+    chunk = {W_f: chunk_positions(W_f) * W_f for W_f in range(1, 512)}
+    assert min(chunk.values()) == 512 and max(chunk.values()) == 1022 and max(chunk, key=chunk.get) == 511
+    assert all(chunk[w] == 2 * w for w in range(257, 512)) and all(512 <= chunk[w] < 512 + w for w in chunk)
+    with trace() as tr:
+        conv1d_depthwise_f_packing(np.zeros((1, 2, 1, 900), np.float32), np.zeros((2, 1, 1, 511), np.float32),
+                                   np.zeros((1, 2, 1, 390), np.float32), ((0, 0), (0, 0)))
+    assert {i.free_elems for i in tr.where(op='tensor_tensor')} == {1022}
