@@ -274,3 +274,22 @@ def test_chapter_14_checks():
     real2 = conv2d_plan(*args, lhs_dilation=(2, 2), dtype='bfloat16', dtype_size=None)
     assert real2.max_h_tile_size == 36 and len(real2.tiles) < len(as_written.tiles)
     assert sum(t.window_size for t in as_written.tiles) == as_written.out_H
+
+
+def test_the_scatter_puts_every_element_where_the_dilated_image_has_it():
+    "Chapter 14's picture, checked: every element the scatter DMA writes lands on the dilated image's row and column."
+    from dwlit.kernels.conv2d import free_addresses
+    from dwlit.kernels.dilation import dilated_row_sources
+    x = np.arange(5 * 260, dtype=np.float32).reshape(1, 5, 260, 1)
+    with trace() as tr: K(x, np.ones((1, 3, 3, 1), np.float32), ((2, 3), (1, 1)), lhs_dilation=(2, 2))
+    p = conv2d_plan(x.shape, (1, 3, 3, 1), ((2, 3), (1, 1)), lhs_dilation=(2, 2))
+    truth, cols = dilated_row_sources(5, (2, 3), 2), dilated_row_sources(260, (1, 1), 2)
+    copies = lambda name: [i for i in tr.instructions if i.op == 'dma_copy' and i.dst.tensor == name]
+    n = 0
+    for ld, sc, t in zip(copies('image_sbuf'), copies('dilated_image'), [t for t in p.tiles if t.loads]):
+        rows_read = free_addresses(ld.srcs[0]) // 260 % 5                      # f01b (C=1, H=5, W=260, N=1): address -> row
+        assert list(rows_read[:, 0]) == list(range(t.org_image_index, t.org_image_index + t.load_h_size))
+        for (j, c), a in np.ndenumerate(free_addresses(sc.dst)):
+            rr, cc = divmod(int(a), p.dil_W)
+            assert (truth[t.outer_row + rr], cols[cc]) == (rows_read[j, 0], c); n += 1
+    assert n == 260 * sum(t.load_h_size for t in p.tiles if t.loads)

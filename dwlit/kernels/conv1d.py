@@ -64,7 +64,7 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
         if C_i != 1: raise SimulatorError(f"a depthwise filter has one input channel per group: filter.shape[1] must be 1, got {C_i}")
         if C_out != C_in:
             raise SimulatorError(f"depthwise needs one filter per channel: C_out == C_in, got C_out={C_out} (filter) and C_in={C_in} (img)")
-        if max_W_f is not None and W_f >= max_W_f:
+        if max_W_f is not None and W_f >= check_int(max_W_f, 'max_W_f', 2):
             raise SimulatorError(f"W_f must be < {max_W_f}: the entry point takes filters of at most {max_W_f - 1} taps, got W_f={W_f}")
         if (H_l, H_r) != (0, 0):
             raise SimulatorError(f"padding[0] (H padding) must be (0, 0): the 1D kernels read only padding[1], got {(H_l, H_r)}")
@@ -172,100 +172,86 @@ def _check_sizes(who, g, path, full_tiles, partial):
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #50d9691b
 @kernel
-def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None,
-                             lhs_dilation=None):
-    "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
-    g = _check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride,
-                           rhs_dilation, lhs_dilation, out=out)
-    padding = g.padding                  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
-    W_padding_l, W_padding_r = padding[1]                # 1D: only W padding
-    N, C_in, _, W = img.shape
-    C_out, _, _, W_f = filter.shape
-    _, _, _, W_out = out.shape
-    image_size = W_padding_l + W + W_padding_r           # padded row length
-    needs_padding = W_padding_l > 0 or W_padding_r > 0
-    C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)            # L24
-    can_batch_all = C_in % C_TILE_SIZE == 0
-    prod_size = W_out * W_f                              # flat (W_out, W_f) product axis
+def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
+  "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
+  g = _check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+  padding = g.padding  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
+  W_padding_l, W_padding_r = padding[1]  # 1D: only W padding
+  N, C_in, _, W = img.shape
+  C_out, _, _, W_f = filter.shape
+  _, _, _, W_out = out.shape
+  image_size = W_padding_l + W + W_padding_r  # padded row length
+  needs_padding = W_padding_l > 0 or W_padding_r > 0
+  C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)  # L24
+  can_batch_all = C_in % C_TILE_SIZE == 0
+  prod_size = W_out * W_f  # flat (W_out, W_f) product axis
 
-    # --- SPMD channel-tile sharding (L154-173): tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
-    pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)
-    start_tile, end_tile = share.start_tile, share.end_tile
-    if end_tile <= start_tile: return out                         # idle program
-    has_partial = not can_batch_all and end_tile == C_NUM_TILES   # owns the partial last tile
-    T = end_tile - start_tile - has_partial                       # my_num_full_tiles
-    c_start = start_tile * C_TILE_SIZE
-    _check_sizes('conv1d_depthwise_default', g, 'default', T, has_partial)   # before allocating
+  # --- SPMD channel-tile sharding (L154-173) ---
+  pid, num_progs = nl.program_id(0), nl.num_programs()
+  share = program_tiles(C_in, pid, num_progs)  # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+  start_tile, end_tile = share.start_tile, share.end_tile
+  if end_tile <= start_tile: return out  # idle program
+  has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+  T = end_tile - start_tile - has_partial  # my_num_full_tiles
+  c_start = start_tile * C_TILE_SIZE
+  _check_sizes('conv1d_depthwise_default', g, 'default', T, has_partial)  # before allocating
 
-    # --- PART 1: full 128-channel tiles, batched (L181-311) ---
-    if T > 0:
-        filter_full = nl.ndarray((C_TILE_SIZE, T * W_f), dtype=img.dtype, buffer=nl.sbuf)
-        img_full = nl.ndarray((C_TILE_SIZE, T * image_size), dtype=img.dtype, buffer=nl.sbuf)
-        out_full = nl.ndarray((C_TILE_SIZE, T * W_out), dtype=img.dtype, buffer=nl.sbuf)
-        prod_buffer_full = nl.ndarray((C_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(                                                  # L194-211: one DMA
-            dst=filter_full,
-            src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]],
-                          offset=c_start * W_f))
-        for i_n in nl.affine_range(N):
-            if needs_padding:                            # L216-223 clears the padding only
-                nisa.memset(dst=img_full, value=0.0)
-            nisa.dma_copy(                                              # L226-243: one DMA
-                dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]],
-                                offset=W_padding_l),
-                src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],
-                           offset=i_n * C_in * W + c_start * W))
-            nisa.memset(dst=out_full, value=0.0)                        # L246
-            for c_tile in nl.affine_range(T):
-                nisa.tensor_tensor(                              # L251: virtual im2col
-                    dst=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [1, prod_size]]),
-                    data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, W_out], [1, W_f]],
-                                      offset=c_tile * image_size),
-                    data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, W_out], [1, W_f]],
-                                         offset=c_tile * W_f),
-                    op=nl.multiply)
-                nisa.tensor_reduce(                              # L276
-                    dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, W_out]],
-                                    offset=c_tile * W_out),
-                    op=nl.add,
-                    data=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [W_f, W_out], [1, W_f]]),
-                    axis=2)
-            nisa.dma_copy(                                              # L294-311
-                dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
-                           offset=i_n * C_out * W_out + c_start * W_out),
-                src=out_full.ap([[T * W_out, C_TILE_SIZE], [W_out, T], [1, W_out]]))
+  # --- PART 1: full 128-channel tiles, batched (L181-311) ---
+  if T > 0:
+    filter_full = nl.ndarray((C_TILE_SIZE, T * W_f), dtype=img.dtype, buffer=nl.sbuf)
+    img_full = nl.ndarray((C_TILE_SIZE, T * image_size), dtype=img.dtype, buffer=nl.sbuf)
+    out_full = nl.ndarray((C_TILE_SIZE, T * W_out), dtype=img.dtype, buffer=nl.sbuf)
+    prod_buffer_full = nl.ndarray((C_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=filter_full,  # L194-211: one DMA
+                  src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
+    for i_n in nl.affine_range(N):
+      if needs_padding: nisa.memset(dst=img_full, value=0.0)  # L216-223 clears the padding only; see below
+      nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],  # L226-243: one DMA
+                               offset=i_n * C_in * W + c_start * W))
+      nisa.memset(dst=out_full, value=0.0)  # L246
+      for c_tile in nl.affine_range(T):
+        nisa.tensor_tensor(  # L251: virtual im2col
+            dst=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [1, prod_size]]),
+            data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, W_out], [1, W_f]], offset=c_tile * image_size),
+            data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, W_out], [1, W_f]], offset=c_tile * W_f),
+            op=nl.multiply)
+        nisa.tensor_reduce(  # L276
+            dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, W_out]], offset=c_tile * W_out),
+            op=nl.add,
+            data=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [W_f, W_out], [1, W_f]]),
+            axis=2)
+      nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],  # L294-311
+                               offset=i_n * C_out * W_out + c_start * W_out),
+                    src=out_full.ap([[T * W_out, C_TILE_SIZE], [W_out, T], [1, W_out]]))
 
-    # --- PART 2: the partial (<128-channel) tail tile, not batched (L316-408) ---
-    if has_partial:
-        c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
-        C_LAST_TILE_SIZE = C_in - c_offset
-        filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf)
-        img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf)
-        out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf)
-        prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=filter_last,
-                      src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
-        for i_n in nl.affine_range(N):
-            if needs_padding: nisa.memset(dst=img_last, value=0.0)
-            nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]],
-                                     offset=i_n * C_in * W + c_offset * W))
-            nisa.memset(dst=out_last, value=0.0)
-            nisa.tensor_tensor(                                         # L357
-                dst=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [1, prod_size]]),
-                data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W_out], [1, W_f]]),
-                data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, W_out], [1, W_f]]),
-                op=nl.multiply)
-            nisa.tensor_reduce(                                         # L381
-                dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]]),
-                op=nl.add,
-                data=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [W_f, W_out], [1, W_f]]),
-                axis=2)
-            nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]],
-                                     offset=i_n * C_out * W_out + c_offset * W_out),
-                          src=out_last)
-    return out
+  # --- PART 2: the partial (<128-channel) tail tile, not batched (L316-408) ---
+  if has_partial:
+    c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
+    C_LAST_TILE_SIZE = C_in - c_offset
+    filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf)
+    img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf)
+    out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf)
+    prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
+    for i_n in nl.affine_range(N):
+      if needs_padding: nisa.memset(dst=img_last, value=0.0)
+      nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
+      nisa.memset(dst=out_last, value=0.0)
+      nisa.tensor_tensor(  # L357
+          dst=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [1, prod_size]]),
+          data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W_out], [1, W_f]]),
+          data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, W_out], [1, W_f]]),
+          op=nl.multiply)
+      nisa.tensor_reduce(  # L381
+          dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]]),
+          op=nl.add,
+          data=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [W_f, W_out], [1, W_f]]),
+          axis=2)
+      nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
+                    src=out_last)
+  return out
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #6b7c8d9e
 def conv1d_emit_order(N, C, W_out, W_f, padded, pid=0, num_programs=1, path=None) -> list:
@@ -304,126 +290,111 @@ def check_conv1d_emit_order(tr, N, C, W_out, W_f, padded, num_programs=1, path=N
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #fbcf7d3b
 @kernel
-def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None,
-                               lhs_dilation=None):
-    "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
-    g = _check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride,
-                           rhs_dilation, lhs_dilation, out=out)
-    padding = g.padding                  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
-    W_padding_l, W_padding_r = padding[1]
-    N, C_in, _, W = img.shape
-    C_out, _, _, W_f = filter.shape
-    _, _, _, W_out = out.shape
-    image_size = W_padding_l + W + W_padding_r
-    needs_padding = W_padding_l > 0 or W_padding_r > 0
-    C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)
-    can_batch_all = C_in % C_TILE_SIZE == 0
-    flattend_input_img_f = chunk_positions(W_f)        # L468: div_ceil(512, W_f) positions per chunk
+def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
+  "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
+  g = _check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+  padding = g.padding  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
+  W_padding_l, W_padding_r = padding[1]
+  N, C_in, _, W = img.shape
+  C_out, _, _, W_f = filter.shape
+  _, _, _, W_out = out.shape
+  image_size = W_padding_l + W + W_padding_r
+  needs_padding = W_padding_l > 0 or W_padding_r > 0
+  C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)
+  can_batch_all = C_in % C_TILE_SIZE == 0
+  flattend_input_img_f = chunk_positions(W_f)  # L468: div_ceil(512, W_f) output positions per chunk
 
-    # --- the same SPMD sharding as _default (L446-465) ---
-    pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)
-    start_tile, end_tile = share.start_tile, share.end_tile
-    if end_tile <= start_tile: return out                         # idle program
-    has_partial = not can_batch_all and end_tile == C_NUM_TILES   # owns the partial last tile
-    T = end_tile - start_tile - has_partial                       # my_num_full_tiles
-    c_start = start_tile * C_TILE_SIZE
-    c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
-    C_LAST_TILE_SIZE = C_in - c_offset
-    _check_sizes('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial)   # before allocating
+  # --- the same SPMD sharding as _default (L446-465) ---
+  pid, num_progs = nl.program_id(0), nl.num_programs()
+  share = program_tiles(C_in, pid, num_progs)  # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+  start_tile, end_tile = share.start_tile, share.end_tile
+  if end_tile <= start_tile: return out  # idle program
+  has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+  T = end_tile - start_tile - has_partial  # my_num_full_tiles
+  c_start = start_tile * C_TILE_SIZE
+  c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
+  C_LAST_TILE_SIZE = C_in - c_offset
+  _check_sizes('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial) # before any allocation
 
-    # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
+  # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
+  if T > 0:
+    filter_full = nl.ndarray((C_TILE_SIZE, T, W_f), dtype=img.dtype, buffer=nl.sbuf)
+    img_full = nl.ndarray((C_TILE_SIZE, T, image_size), dtype=img.dtype, buffer=nl.sbuf)
+    out_full = nl.ndarray((C_TILE_SIZE, T, W_out), dtype=img.dtype, buffer=nl.sbuf)
+    prod_buffer = nl.ndarray((C_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf)  # L489
+    nisa.dma_copy(dst=filter_full,
+                  src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
+  if has_partial:
+    filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf)
+    img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf)
+    out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
+
+  # --- PHASE 2: per batch element ---
+  for i_n in nl.affine_range(N):
     if T > 0:
-        filter_full = nl.ndarray((C_TILE_SIZE, T, W_f), dtype=img.dtype, buffer=nl.sbuf)
-        img_full = nl.ndarray((C_TILE_SIZE, T, image_size), dtype=img.dtype, buffer=nl.sbuf)
-        out_full = nl.ndarray((C_TILE_SIZE, T, W_out), dtype=img.dtype, buffer=nl.sbuf)
-        prod_buffer = nl.ndarray((C_TILE_SIZE, flattend_input_img_f, W_f),     # L489
-                                 dtype=img.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=filter_full,
-                      src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]],
-                                    offset=c_start * W_f))
+      if needs_padding: nisa.memset(dst=img_full, value=0.0)  # all of it, as in _default
+      nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
+      nisa.memset(dst=out_full, value=0.0)
+      for c_tile in nl.affine_range(T):
+        for base_i_out in range(0, W_out, flattend_input_img_f):  # Python range: unrolled
+          num_valid = min(flattend_input_img_f, W_out - base_i_out)  # tail clamp
+          nisa.tensor_tensor(  # L587
+              dst=prod_buffer[:, :num_valid, :W_f],
+              data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
+                                offset=c_tile * image_size + base_i_out),
+              data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f),
+              op=nl.multiply)
+          nisa.tensor_reduce(  # L594
+              dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]], offset=c_tile * W_out + base_i_out),
+              op=nl.add, data=prod_buffer[:, :num_valid, :W_f], axis=2)
+    if has_partial:  # L610-646
+      prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf)  # L611
+      if needs_padding: nisa.memset(dst=img_last, value=0.0)
+      nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
+      nisa.memset(dst=out_last, value=0.0)
+      for base_i_out in range(0, W_out, flattend_input_img_f):
+        num_valid = min(flattend_input_img_f, W_out - base_i_out)
+        nisa.tensor_tensor(  # L634
+            dst=prod_buffer_last[:, :num_valid, :W_f],
+            data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]], offset=base_i_out),
+            data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]),
+            op=nl.multiply)
+        nisa.tensor_reduce(  # L641
+            dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
+            op=nl.add, data=prod_buffer_last[:, :num_valid, :W_f], axis=2)
+    # --- PHASE 3: stores (L651-677) ---
+    if T > 0:
+      nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
+                               offset=i_n * C_out * W_out + c_start * W_out),
+                    src=out_full)
     if has_partial:
-        filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf)
-        img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf)
-        out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=filter_last,
-                      src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
-
-    # --- PHASE 2: per batch element ---
-    for i_n in nl.affine_range(N):
-        if T > 0:
-            if needs_padding: nisa.memset(dst=img_full, value=0.0)     # all of it, as in _default
-            nisa.dma_copy(
-                dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]],
-                                offset=W_padding_l),
-                src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],
-                           offset=i_n * C_in * W + c_start * W))
-            nisa.memset(dst=out_full, value=0.0)
-            for c_tile in nl.affine_range(T):
-                for base_i_out in range(0, W_out, flattend_input_img_f):   # Python range: unrolled
-                    num_valid = min(flattend_input_img_f, W_out - base_i_out)   # tail clamp
-                    nisa.tensor_tensor(                                    # L587
-                        dst=prod_buffer[:, :num_valid, :W_f],
-                        data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
-                                          offset=c_tile * image_size + base_i_out),
-                        data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]],
-                                             offset=c_tile * W_f),
-                        op=nl.multiply)
-                    nisa.tensor_reduce(                                    # L594
-                        dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]],
-                                        offset=c_tile * W_out + base_i_out),
-                        op=nl.add, data=prod_buffer[:, :num_valid, :W_f], axis=2)
-        if has_partial:                                                    # L610-646
-            prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f),
-                                          dtype=img.dtype, buffer=nl.sbuf)   # L611: per batch element
-            if needs_padding: nisa.memset(dst=img_last, value=0.0)
-            nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]],
-                                     offset=i_n * C_in * W + c_offset * W))
-            nisa.memset(dst=out_last, value=0.0)
-            for base_i_out in range(0, W_out, flattend_input_img_f):
-                num_valid = min(flattend_input_img_f, W_out - base_i_out)
-                nisa.tensor_tensor(                                        # L634
-                    dst=prod_buffer_last[:, :num_valid, :W_f],
-                    data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]],
-                                      offset=base_i_out),
-                    data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]),
-                    op=nl.multiply)
-                nisa.tensor_reduce(                                        # L641
-                    dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
-                    op=nl.add, data=prod_buffer_last[:, :num_valid, :W_f], axis=2)
-        # --- PHASE 3: stores (L651-677) ---
-        if T > 0:
-            nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
-                                     offset=i_n * C_out * W_out + c_start * W_out),
-                          src=out_full)
-        if has_partial:
-            nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]],
-                                     offset=i_n * C_out * W_out + c_offset * W_out),
-                          src=out_last)
-    return out
+      nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
+                    src=out_last)
+  return out
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #8d7fd821
 @kernel
-def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None,
-                                    lhs_dilation=None, lnc=1, out_shape=None):
-    "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
-    who = 'conv1d_depthwise_bf01_oi01_bf01'
-    g = _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation,
-                           out_shape=out_shape, entry=True)
-    with errors_from(who):
-        if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
-    _check_entry_sizes(g, who)                 # instructions, SBUF, output size: before allocating
-    padding, out_shape = g.padding, g.out_shape                 # checked, as Python ints
-    N, C_in, H, W = img.shape
-    C_out, _, H_f, W_f = filter.shape
-    _, _, K0, K1 = out_shape                                    # K1 == W_out
-    out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm)    # L713
-    flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
-    if flattend_input_img_size == 1:                            # the whole row is one chunk
-        return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
-    else:
-        return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
+                                    out_shape=None):
+  "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
+  who = 'conv1d_depthwise_bf01_oi01_bf01'
+  g = _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
+  with errors_from(who):
+    if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
+  _check_entry_sizes(g, who)  # SBUF and output size, before anything is allocated
+  padding, out_shape = g.padding, g.out_shape  # checked, as Python ints
+  N, C_in, H, W = img.shape
+  C_out, _, H_f, W_f = filter.shape
+  _, _, K0, K1 = out_shape  # K1 == W_out
+  out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm)  # L713
+  flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
+  if flattend_input_img_size == 1:  # the whole row is one chunk
+    return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+  else:
+    return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #90a3d211
 def _check_entry_sizes(g, who):

@@ -243,88 +243,88 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
 
 # %% ../../nbs/kernels/14_conv2d.ipynb #ceb12bb4
 @kernel
-def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N, W, H) if in_perm == (1, 0, 3, 2))
-                                    filter, # (C, k_H, k_W, 1) o01i
-                                    padding, # ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))
-                                    stride=None, # must be (1, 1) or None
-                                    rhs_dilation=None, # must be (1, 1) or None
-                                    lhs_dilation=None, # (dil_H_lhs, dil_W_lhs), None = (1, 1)
-                                    in_perm=None, # None, or (1, 0, 3, 2) for an fb10 image
-                                    out_shape=None, # optional (N, C, out_H, out_W), checked
-                                    *, bookkeeping='fixed', # 'fixed' or 'literal' H-window bookkeeping
-                                    dtype_size=DTYPE_SIZE_AS_WRITTEN # budget bytes per element (as written: 4); None = real size
-                                   ):
-    "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
-    _check_unsupported(stride, rhs_dilation, in_perm)                                    # L795-L798, before anything
-    check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
-    check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
-    plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,
-                       img.dtype, filter.dtype, bookkeeping=bookkeeping, dtype_size=dtype_size,
-                       target=current_core().target)                                     # L792-L842, sizes, SBUF
-    n = sum(plan.instruction_counts().values())
-    if n > MAX_INSTRUCTIONS:
-        raise SimulatorError(f"this call would issue {n:,} instructions ({plan.C_NUM_TILES} channel tiles x N={plan.in_N} "
-                             f"x out_H={plan.out_H:,} output rows x (k_H * k_W={plan.kernel_size} multiplies, a reduce and a "
-                             f"memset), with the loads and stores), and a simulated launch may issue at most "
-                             f"{MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv2d_plan still describes it")
-    # L798-L799: fb10 -> f01b on the Vector engine (the original stays in SBUF; dwlit's transpose writes HBM: see above)
-    if in_perm is not None: img = tiled_dve_transpose_210.func(img)
-    in_C, in_H, in_W, in_N = img.shape                                                   # f01b
-    dtype = img.dtype                                                                    # L810 (the budget ignores it)
-    k_FO, k_H, k_W, k_FI = filter.shape                                                  # o01i
-    (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = plan.padding
-    dil_H_lhs, dil_W_lhs = plan.lhs_dilation
-    dil_H, dil_W, out_H, out_W = plan.dil_H, plan.dil_W, plan.out_H, plan.out_W         # L821-L822
-    _N, _C_out = in_N, k_FO
-    out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=dtype, buffer=nl.shared_hbm)
-    C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES                        # L830-L831
-    kernel_size = k_H * k_W
-    # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
-    B = plan.buffers                                                                     # elements per partition
-    filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=dtype, buffer=nl.sbuf)
-    image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=dtype, buffer=nl.sbuf)
-    dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=dtype, buffer=nl.sbuf)
-    product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=dtype, buffer=nl.sbuf)
-    results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=dtype, buffer=nl.sbuf)
+def conv2d_depthwise_f01b_o01i_bf01(
+        img,  # (C, H, W, N) f01b image in HBM ((C, N, W, H) if in_perm == (1, 0, 3, 2))
+        filter,  # (C, k_H, k_W, 1) o01i
+        padding,  # ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))
+        stride=None,  # must be (1, 1) or None
+        rhs_dilation=None,  # must be (1, 1) or None
+        lhs_dilation=None,  # (dil_H_lhs, dil_W_lhs), None = (1, 1)
+        in_perm=None,  # None, or (1, 0, 3, 2) for an fb10 image
+        out_shape=None,  # optional (N, C, out_H, out_W), checked
+        *, bookkeeping='fixed',  # 'fixed' or 'literal' H-window bookkeeping
+        dtype_size=DTYPE_SIZE_AS_WRITTEN):  # budget bytes per element (as written: 4); None = real size
+  "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
+  _check_unsupported(stride, rhs_dilation, in_perm)  # L795-L798, before anything
+  check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
+  check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
+  plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,
+                     img.dtype, filter.dtype, bookkeeping=bookkeeping, dtype_size=dtype_size,
+                     target=current_core().target)  # L792-L842, sizes, SBUF
+  n = sum(plan.instruction_counts().values())
+  if n > MAX_INSTRUCTIONS:
+    raise SimulatorError(f"this call would issue {n:,} instructions ({plan.C_NUM_TILES} channel tiles x N={plan.in_N} "
+                         f"x out_H={plan.out_H:,} output rows x (k_H * k_W={plan.kernel_size} multiplies, a reduce and a "
+                         f"memset), with the loads and stores), and a simulated launch may issue at most "
+                         f"{MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv2d_plan still describes it")
+  # L798-L799: fb10 -> f01b on the Vector engine (the original stays in SBUF; dwlit's transpose writes HBM: see above)
+  if in_perm is not None: img = tiled_dve_transpose_210.func(img)
+  in_C, in_H, in_W, in_N = img.shape  # f01b
+  dtype = img.dtype  # L810 (the budget ignores it)
+  k_FO, k_H, k_W, k_FI = filter.shape  # o01i
+  (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = plan.padding
+  dil_H_lhs, dil_W_lhs = plan.lhs_dilation
+  dil_H, dil_W, out_H, out_W = plan.dil_H, plan.dil_W, plan.out_H, plan.out_W  # L821-L822
+  _N, _C_out = in_N, k_FO
+  out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=dtype, buffer=nl.shared_hbm)
+  C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES  # L830-L831
+  kernel_size = k_H * k_W
+  # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
+  B = plan.buffers  # elements per partition
+  filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=dtype, buffer=nl.sbuf)
+  image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=dtype, buffer=nl.sbuf)
+  dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=dtype, buffer=nl.sbuf)
+  product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=dtype, buffer=nl.sbuf)
+  results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=dtype, buffer=nl.sbuf)
 
-    for c_tile in range(C_NUM_TILES):                                                    # L847
-        c_start = c_tile * C_TILE_SIZE
-        c_current = min(C_TILE_SIZE, in_C - c_start)
-        nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
-                      filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        for n_idx in range(in_N):                                                        # one batch element
-            for t in plan.tiles:                                                         # L876: the H window
-                outer_row, load_h_size, window_size = t.outer_row, t.load_h_size, t.window_size
-                if t.loads:                                                              # L949-L968
-                    nisa.dma_copy(image_sbuf.ap([[B['image_sbuf'], c_current], [1, load_h_size * in_W]]),
-                                  img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, load_h_size], [in_N, in_W]],
-                                         offset=c_start * in_H * in_W * in_N + t.org_image_index * in_W * in_N + n_idx))
-                nisa.memset(dilated_image.ap([[B['dilated_image'], c_current], [1, t.dilated_h_size * dil_W]]), 0)  # L973
-                if t.loads:                                                              # L977-L995: scatter
-                    nisa.dma_copy(dilated_image.ap([[B['dilated_image'], c_current], [dil_H_lhs * dil_W, load_h_size],
-                                                    [dil_W_lhs, in_W]], offset=t.i_padding * dil_W + W_padding_l),
-                                  image_sbuf.ap([[B['image_sbuf'], c_current], [in_W, load_h_size], [1, in_W]]))
-                nisa.memset(results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]), 0)
-                for h_offset in nl.affine_range(window_size):                            # each output row of the tile
-                    nisa.memset(product_sbuf.ap([[B['product_sbuf'], c_current], [1, out_W * kernel_size]]), 0)
-                    for kh in range(k_H):
-                        for kw in range(k_W):                                            # all taps, unrolled
-                            kernel_idx = kh * k_W + kw; img_h = h_offset + kh; img_w_base = kw
-                            nisa.tensor_tensor(                                          # L1015
-                                dst=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=kernel_idx),
-                                data1=filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=kernel_idx),  # stride 0
-                                data2=dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]],
-                                                       offset=img_h * dil_W + img_w_base),
-                                op=nl.multiply)
-                    nisa.tensor_reduce(                                                  # L1046: ONE reduce, all taps
-                        dst=results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W),
-                        op=nl.add,
-                        data=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W], [1, kernel_size]]),
-                        axis=2)
-                nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, window_size * out_W]],     # L1072-L1090
-                                     offset=n_idx * _C_out * out_H * out_W + c_start * out_H * out_W + outer_row * out_W),
-                              results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]))
-    return out
+  for c_tile in range(C_NUM_TILES):  # L847
+    c_start = c_tile * C_TILE_SIZE
+    c_current = min(C_TILE_SIZE, in_C - c_start)
+    nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),  # L855-L864: taps contiguous
+                  filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
+    for n_idx in range(in_N):  # one batch element
+      for t in plan.tiles:  # L876: the H window
+        outer_row, load_h_size, window_size = t.outer_row, t.load_h_size, t.window_size
+        if t.loads:  # L949-L968
+          nisa.dma_copy(image_sbuf.ap([[B['image_sbuf'], c_current], [1, load_h_size * in_W]]),
+                        img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, load_h_size], [in_N, in_W]],
+                               offset=c_start * in_H * in_W * in_N + t.org_image_index * in_W * in_N + n_idx))
+        nisa.memset(dilated_image.ap([[B['dilated_image'], c_current], [1, t.dilated_h_size * dil_W]]), 0)  # L973
+        if t.loads:  # L977-L995: scatter
+          nisa.dma_copy(dilated_image.ap([[B['dilated_image'], c_current], [dil_H_lhs * dil_W, load_h_size],
+                                          [dil_W_lhs, in_W]], offset=t.i_padding * dil_W + W_padding_l),
+                        image_sbuf.ap([[B['image_sbuf'], c_current], [in_W, load_h_size], [1, in_W]]))
+        nisa.memset(results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]), 0)
+        for h_offset in nl.affine_range(window_size):  # each output row of the tile
+          nisa.memset(product_sbuf.ap([[B['product_sbuf'], c_current], [1, out_W * kernel_size]]), 0)
+          for kh in range(k_H):
+            for kw in range(k_W):  # all taps, unrolled
+              kernel_idx = kh * k_W + kw; img_h = h_offset + kh; img_w_base = kw
+              nisa.tensor_tensor(  # L1015
+                  dst=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=kernel_idx),
+                  data1=filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=kernel_idx),  # stride 0
+                  data2=dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]],
+                                         offset=img_h * dil_W + img_w_base),
+                  op=nl.multiply)
+          nisa.tensor_reduce(  # L1046: ONE reduce, all taps
+              dst=results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W),
+              op=nl.add,
+              data=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W], [1, kernel_size]]),
+              axis=2)
+        nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, window_size * out_W]],  # L1072-L1090
+                             offset=n_idx * _C_out * out_H * out_W + c_start * out_H * out_W + outer_row * out_W),
+                      results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]))
+  return out
 
 # %% ../../nbs/kernels/14_conv2d.ipynb #3e4f5a6b
 def conv2d_emit_order(plan) -> list:
@@ -465,7 +465,7 @@ def draw_output_row(tr, p, dil_img, filt, row=1):
     for xx, s in sums.items(): a_r.text(0, xx, f"{s:g}", ha='center', va='center', fontsize=8)
     a_r.set_xticks([]); a_r.set_yticks(range(oW)); a_r.set_xlabel(f"results\nrow {row}", fontsize=8)
     a_r.set_title("1 reduce:\nrow sums", fontsize=8)
-    for a in (a_d, a_f, a_p, a_r): a.tick_params(labelsize=7)
+    for a in (a_d, a_f, a_p, a_r): a.tick_params(labelsize=8)
     fig.suptitle(f"Input: the dilated tile and the {p.k_H} x {p.k_W} filter. Output: output row {row}, from {ks} "
                  f"multiplies (one per tap, each {oW} wide) and one reduce", fontsize=9)
     return fig, val, sums
