@@ -23,7 +23,7 @@ from dwlit.sim.memory import ndarray, float32
 from dwlit.kernels.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_sbuf_bytes
 from dwlit.kernels.tiling import dispatch_decision, instruction_free_sizes, spmd_tile_table
 from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan
-from dwlit.kernels.im2col import read_map, window_ap, broadcast_ap, depthwise_as_dense, conv1d_dense_on_pe_array
+from dwlit.kernels.im2col import read_map, window_ap, broadcast_ap
 
 SECONDS, MEGABYTES = 10, 200          # every call ends within these, whatever it is given
 LINE_NUMBER = re.compile(r"\bL\d{2,4}\b")
@@ -480,34 +480,6 @@ def test_views(fn, arg, v):
             assert kind == 'error' and isinstance(r, SimulatorTypeError); names(r, arg)
         elif kind == 'error': names(r, arg, 'pattern', 'offset')
         if arg == 'offset' and cls == 'value' and value < 0: assert kind == 'error'
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.sampled_from([None, [[[[1.0]]]], np.zeros((3, 1, 3)), np.zeros((3, 2, 1, 3)), np.zeros((3, 1, 1, 0)),
-                        np.zeros((5000, 1, 1, 9), np.float32), 'filt', {1}]))
-def test_depthwise_as_dense(filt):
-    kind, r = outcome(lambda: depthwise_as_dense(filt))
-    assert kind == 'error'; names(r, 'filt')
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(['padding', 'out_shape', 'img', 'weight']), st.integers(0, 6))
-def test_dense_contrast_kernel(arg, i):
-    "Chapter 8's PE-array contrast kernel: the same argument checks as the depthwise kernels."
-    x = np.ones((1, 8, 1, 10), np.float32); w = depthwise_as_dense(np.ones((8, 1, 1, 3), np.float32))
-    args = dict(img=x, weight=w, padding=((0, 0), (1, 1)), out_shape=(1, 8, 1, 10))
-    args[arg] = {'padding': [((0, 0), {1}), ((0, 0), (-1, 1)), (1, 1), None, ((0, 0), (1.0, 1)), ((0, 0), (10**9, 0)),
-                             ((1, 0), (1, 1))],
-                 'out_shape': [10, None, (1, 8, 1, 11), (i for i in (1, 8, 1, 10)), (1, 8, 2, 10), (1, 8, 1, 10**9), (1, 8, 10)],
-                 'img': [None, [[1.0]], np.ones((1, 8, 10), np.float32), np.ones((1, 9, 1, 10), np.float32),
-                         np.ones((1, 8, 1, 0), np.float32), 3.0, np.ones((1, 200, 1, 10), np.float32)],
-                 'weight': [None, [[1.0]], np.ones((8, 8, 1), np.float32), np.ones((8, 7, 1, 3), np.float32),
-                            np.ones((8, 8, 1, 30), np.float32), np.ones((8, 8, 2, 3), np.float32), 'w']}[arg][i]
-    @kernel
-    def call(img, weight): return conv1d_dense_on_pe_array(img, weight, args['padding'], args['out_shape'])
-    kind, r = outcome(lambda: simulate_kernel(call, args['img'], args['weight']))
-    assert kind == 'error', f"{arg}={args[arg]!r} accepted"
-    names(r, arg, arg.replace('_shape', '.shape'), 'img.shape', 'weight.shape', 'out_shape', 'W_out', 'C')
 
 
 def test_the_checks_can_fail(monkeypatch):

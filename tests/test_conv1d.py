@@ -3,7 +3,7 @@ import re
 import numpy as np
 import ml_dtypes
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import given, settings, assume, strategies as st, HealthCheck
 
 from dwlit import simulate_kernel, SimulatorError, AllocationError
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
@@ -169,6 +169,19 @@ def test_unit_stride_and_lnc_accepted():
     np.testing.assert_array_equal(y0[0, 0, 0], [2, 3, 3, 3, 3, 3, 3, 3, 3, 2])
 
 
+def test_lnc_changes_no_instruction():
+    "lnc is accepted and unused (L705-706): 1 and 2 issue the very same instructions; 3 is refused."
+    from dwlit.sim import trace
+    x, f = np.ones((2, 300, 1, 20), np.float32), np.ones((300, 1, 1, 5), np.float32)
+    runs = []
+    for lnc in (1, 2):
+        with trace() as tr: conv1d_depthwise_bf01_oi01_bf01(x, f, ((0, 0), (2, 1)), lnc=lnc, out_shape=(2, 300, 1, 19))
+        runs.append([str(i) for i in tr.instructions])
+    assert runs[0] == runs[1]
+    with pytest.raises(SimulatorError, match="lnc must be 1 or 2, got lnc=3"):
+        conv1d_depthwise_bf01_oi01_bf01(x, f, ((0, 0), (2, 1)), lnc=3, out_shape=(2, 300, 1, 19))
+
+
 def test_float64_input_is_refused():
     with pytest.raises(SimulatorError, match="float32, float16, bfloat16"):
         call(img=np.zeros((2, 4, 1, 10)), filt=np.zeros((4, 1, 1, 3)))
@@ -195,7 +208,7 @@ def test_sbuf_error_advises_more_programs_only_when_one_tile_fits(data):
     path = which if which != 'entry' else ('default' if div_ceil(W_out, div_ceil(PACK, W_f)) == 1 else 'f_packing')
     one = lambda T, p: sum(conv1d_sbuf_bytes(path, N, W_f, W_out, W + 2, T, p, isz).values())
     share = lambda pid: (program_tiles(C, pid, k).full_tiles, program_tiles(C, pid, k).has_partial)
-    if all(one(*share(pid)) <= cap for pid in range(k)): return   # it fits: other tests run those
+    assume(not all(one(*share(pid)) <= cap for pid in range(k)))   # it fits: other tests run those
     img, filt, pad = np.zeros((N, C, 1, W), dtype), np.zeros((C, 1, 1, W_f), dtype), ((0, 0), (1, 1))
     with pytest.raises(AllocationError) as e:                     # raised before anything is allocated
         if which == 'entry':

@@ -9,7 +9,8 @@ from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError, 
 from dwlit.sim.target import MAX_PROGRAMS
 from dwlit.sim.target import TARGETS
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
-from dwlit.kernels.tiling import dispatch_decision, spmd_tile_table, instruction_free_sizes
+from dwlit.kernels.tiling import (dispatch_decision, spmd_tile_table, instruction_free_sizes, div_ceil, program_tiles,
+                                  plot_tiles, plot_chunks)
 from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan
 
 
@@ -181,3 +182,86 @@ def test_a_row_longer_than_any_partition_names_the_longest_that_fits(C, W_f, p, 
     plan = lambda W, n: conv1d_plan((1, C, 1, W), (C, 1, 1, W_f), ((0, 0), (p, p)), n, tgt, dt)
     assert plan(w, n).fits and not plan(w + 1, max(n, min(-(-C // 128), MAX_PROGRAMS))).fits
     assert n == k or not plan(w, n - 1).fits
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: div_ceil(300, 0), "b must be >= 1, got b=0"),
+    (lambda: spmd_tile_table(600, 0), "num_programs must be >= 1, got num_programs=0"),
+    (lambda: spmd_tile_table(600, 10**9), "num_programs must be <= 4,096"),
+    (lambda: spmd_tile_table({600}, 2), "C must be an integer, got C={600}"),
+    (lambda: program_tiles(300, -1, 2), "pid must be >= 0"),
+    (lambda: program_tiles(300, 2, 2), "pid must be <= 1"),
+    (lambda: dispatch_decision(0, 3), "W_out must be >= 1, got W_out=0"),
+    (lambda: dispatch_decision(10, True), "W_f must be an integer, got W_f=True"),
+    (lambda: instruction_free_sizes(10**9, 1), "makes 1,953,125 chunks"),
+    (lambda: plot_tiles(10**30, 2), "plot_tiles draws at most 32 programs and 64 tiles"),
+    (lambda: plot_chunks(400, 7, highlight=True), "highlight must be an integer, got highlight=True"),
+    (lambda: plot_chunks(400, 7, highlight=6), "highlight must be <= 5"),
+])
+def test_tiling_refuses_by_name(call, msg):
+    "Chapter 9's rules and drawings refuse bad arguments by name, at once (a huge C is not drawn tile by tile)."
+    with pytest.raises(SimulatorError, match=re.escape(msg)): call()
+
+
+def test_tiling_takes_numpy_integers():
+    assert dispatch_decision(np.int32(172), np.uint16(3)) == dispatch_decision(172, 3)
+    assert spmd_tile_table(np.int64(600), np.uint8(4)) == spmd_tile_table(600, 4)
+    assert [(r.full_tiles, r.has_partial, r.idle) for r in spmd_tile_table(600, 4)] == \
+        [(2, False, False), (2, False, False), (0, True, False), (0, False, True)]
+
+
+def test_sbuf_report_and_max_W_examples():
+    "The planners' answers on a few calls, and their refusals by name (once chapter 11's visible checks)."
+    W4 = max_W(4, 3)                           # 4 tiles, trn1, fp32, W_f = 3, no padding
+    assert sbuf_report(1, 512, W4, 3)[0][2] <= 192 * 1024 < sbuf_report(1, 512, W4 + 1, 3)[0][2]
+    assert max_W(np.int64(4), np.int32(3), np.array([0, 0])) == W4
+    assert sbuf_report(1, 512, W4, 3, np.array([1, 1]), np.uint8(2)) == sbuf_report(1, 512, W4, 3, (1, 1), 2)
+    assert max_W(8, 3) < max_W(4, 3) < max_W(2, 3) < max_W(1, 3)
+    assert max_W(1, 3, target='trn1') < max_W(1, 3, target='trn2') < max_W(1, 3, target='trn3')
+    assert max_W(1, 3, dtype='bfloat16') > 1.9 * max_W(1, 3)           # half the bytes, about twice the row
+    for call, msg in [(lambda: max_W(4, 3, {0, 1}), "padding must be an ordered sequence"),
+                      (lambda: max_W(0), "full_tiles must be >= 1, or partial=True"),
+                      (lambda: max_W(4, target={'trn1'}), "max_W: target must be one of trn1, trn2, trn3 (a name), got target={'trn1'}"),
+                      (lambda: max_W(4, partial=1), "partial must be True or False, got partial=1"),
+                      (lambda: sbuf_report(1, 512, 100, 3, num_programs=10**9), "num_programs must be <= 4,096"),
+                      (lambda: sbuf_report(1, 512, 100, 3.0), "W_f must be an integer, got W_f=3.0")]:
+        with pytest.raises(SimulatorError, match=re.escape(msg)): call()
+
+
+def test_conv1d_plan_examples():
+    "conv1d_plan's refusals and advice on the calls chapter 11 shows (each fix planned again)."
+    for call, msg in [
+            (lambda: conv1d_plan((1, 512, 1, 30), (512, 1, 1, 3), ((0, 0), (-1, 1))), "padding must be >= 0, got W_padding_l=-1"),
+            (lambda: conv1d_plan((1, 512, 1, 30), (512, 1, 1, 3), ((0, 0), {1, 2})), "got padding[1]={1, 2}"),
+            (lambda: conv1d_plan((1, 512, 1, 30), (512, 1, 1, 3), ((0, 0), (1, 1)), num_programs=10**8),
+             "conv1d_plan: num_programs must be <= 4,096"),
+            (lambda: conv1d_plan((1, 1024, 1, 200_000), (1024, 1, 1, 3), ((0, 0), (0, 0))),
+             "the longest that fits trn1 in float32 is W=24,319, with 8 programs"),
+            (lambda: conv1d_plan((1, 128, 1, 200_000), (128, 1, 1, 3), ((0, 0), (0, 0)), target='trn3', dtype='bfloat16'),
+             "more than any target has (262,144 B on trn3); only a shorter row can fit (W=200,000, padding (0, 0)); "
+             "the longest that fits trn3 in bfloat16 is W=65,279"),
+            (lambda: conv1d_plan((1, 128, 1, 10), (128, 1, 1, 3), ((0, 0), (10**6, 0))), "only a shorter row can fit"),
+            (lambda: conv1d_plan((1, 1024, 1, 30_000), (1024, 1, 1, 3), ((0, 0), (1, 1))).advise(True),
+             "how must be None or a function of a Fix, got how=True")]:
+        with pytest.raises(SimulatorError, match=re.escape(msg)): call()
+    plan1 = conv1d_plan((1, 600, 1, 1000), (600, 1, 1, 31), ((0, 0), (15, 15)), num_programs=4)
+    assert str(conv1d_plan(np.array([1, 600, 1, 1000]), [600, 1, 1, 31], np.array([[0, 0], [15, 15]]), np.int64(4))) == str(plan1)
+    assert [conv1d_plan((1, 128, 1, W), (128, 1, 1, 3), ((0, 0), (0, 0)), target='trn3', dtype='bfloat16').fits
+            for W in (65_279, 65_280)] == [True, False]      # 2 B x (W_f + W + W_out) + 2 B x 513 <= 262,144
+    p = conv1d_plan((1, 1024, 1, 20_000), (1024, 1, 1, 3), ((0, 0), (1, 1)))    # 8 tiles, one program
+    assert [p.replan(num_programs=k).fits for k in (1, 7, 8, 9)] == [False, False, True, True]
+    assert p.advice == "8 programs (at most 1 channel tile(s) each) would fit"
+    p = conv1d_plan((1, 1024, 1, 30_000), (1024, 1, 1, 3), ((0, 0), (1, 1)))    # one tile alone is too big
+    assert p.replan(num_programs=8).fits is False
+    assert [p.replan(W=24_317, num_programs=k).fits for k in (7, 8)] == [False, True]
+    assert [p.replan(target=t, num_programs=8).fits for t in ('trn2', 'trn3')] == [False, True]
+    assert p.replan(dtype='bfloat16', num_programs=7).fits is False
+    assert p.advice.startswith("one channel tile alone needs 242,072 B of 196,608, so more programs cannot help; ")
+    assert p.advise(lambda f: f"kind {f.kind}").split('; ')[1] == (
+        "a row of at most W=24,317 with 8 programs (kind row), a 2-byte dtype such as bfloat16 with 8 programs "
+        "(kind dtype), or target trn3 with 8 programs (kind target) would fit")
+    p = conv1d_plan((2, 600, 1, 60_000), (600, 1, 1, 3), ((0, 0), (1, 1)), 3)     # only a shorter row
+    assert [f.kind for f in p.fixes] == ['row']
+    assert not (p.replan(dtype='bfloat16', num_programs=5).fits or p.replan(target='trn3', num_programs=5).fits)
+    q = conv1d_plan((1, 600, 1, 1000), (600, 1, 1, 31), ((0, 0), (15, 15)))
+    assert (q.advice, q.fixes) == ('', [])

@@ -215,3 +215,82 @@ def test_bad_input_is_refused(call, message):
     assert message in str(e.value)
     assert isinstance(e.value, ValueError)
     assert not re.search(r"\bL\d{2,4}\b", str(e.value)), "an error message carries a line number of the original"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(C=st.one_of(st.integers(1, 8), st.integers(120, 260)), N=st.integers(1, 2), H=st.integers(1, 12), W=st.integers(1, 12),
+       kH=st.integers(1, 5), kW=st.integers(1, 5), dh=st.integers(1, 3), dw=st.integers(1, 3),
+       pads=st.tuples(*[st.integers(0, 4)] * 4), in_perm=st.sampled_from([None, (1, 0, 3, 2)]),
+       bookkeeping=st.sampled_from(['fixed', 'literal']))
+def test_the_order_and_the_count_of_the_instructions(C, N, H, W, kH, kW, dh, dw, pads, in_perm, bookkeeping):
+    "Every call issues exactly the instructions conv2d_emit_order lists, in order, and the plan's count up front is exact."
+    from dwlit.kernels.conv2d import check_conv2d_emit_order
+    oH, oW = out_size(H, W, kH, kW, dh, dw, pads)
+    assume(oH >= 1 and oW >= 1)
+    padding = ((pads[0], pads[1]), (pads[2], pads[3]))
+    shape = (C, H, W, N) if in_perm is None else (C, N, W, H)
+    plan = conv2d_plan(shape, (C, kH, kW, 1), padding, lhs_dilation=(dh, dw), in_perm=in_perm, bookkeeping=bookkeeping)
+    assume(sum(plan.instruction_counts().values()) <= 6_000)
+    with trace() as tr:
+        K(np.ones(shape, np.float32), np.ones((C, kH, kW, 1), np.float32), padding, lhs_dilation=(dh, dw), in_perm=in_perm,
+          bookkeeping=bookkeeping)
+    assert check_conv2d_emit_order(tr, plan) == len(tr) == sum(plan.instruction_counts().values())
+
+
+def test_the_2d_order_check_can_fail():
+    from dwlit.kernels.conv2d import check_conv2d_emit_order, conv2d_emit_order
+    x, f = np.ones((3, 5, 6, 2), np.float32), np.ones((3, 3, 3, 1), np.float32)
+    with trace() as tr: K(x, f, ((1, 1), (1, 1)))
+    plan = conv2d_plan(x.shape, f.shape, ((1, 1), (1, 1)))
+    check_conv2d_emit_order(tr, plan)
+    ins = list(tr.instructions)
+    tr.instructions[:] = ins[:-1]
+    with pytest.raises(AssertionError, match=r"expected dma_copy into out \(channel tile 0, batch element 1, H tile 1: store"):
+        check_conv2d_emit_order(tr, plan)
+    tr.instructions[:] = [i for i in ins if not (i.op == 'memset' and i.dst.tensor == 'product_sbuf')]
+    with pytest.raises(AssertionError, match="expected memset into product_sbuf"):
+        check_conv2d_emit_order(tr, plan)
+    with pytest.raises(SimulatorError, match="plan must be a Conv2dPlan"):
+        conv2d_emit_order(None)
+    with pytest.raises(SimulatorError, match="tr must be a Trace"):
+        check_conv2d_emit_order([], plan)
+
+
+def test_chapter_14_checks():
+    "The checks chapter 14 once showed: the argument checker, the budget for other dtypes, the plan's numbers."
+    from dwlit.kernels.conv2d import _check_conv2d_args, SBUF_BUDGET_BYTES
+    from fastcore.test import test_fail
+    assert _check_conv2d_args(((1, 2), (0, 3)), lhs_dilation=(2, 1)) == (((1, 2), (0, 3)), (2, 1), None)
+    assert _check_conv2d_args([[0, 0], [0, 0]], stride=(1, 1), rhs_dilation=None, in_perm=[1, 0, 3, 2])[2] == (1, 0, 3, 2)
+    assert _check_conv2d_args(np.array([[1, 2], [0, 3]]), lhs_dilation=np.array([2, 1]))[:2] == (((1, 2), (0, 3)), (2, 1))
+    test_fail(lambda: _check_conv2d_args(((-1, 0), (0, 0)), stride=(2, 1)), contains="stride must be (1, 1) or None")  # first
+    test_fail(lambda: _check_conv2d_args(((0, 0), {3, 1})), contains="padding[1] must be an ordered sequence")
+    test_fail(lambda: _check_conv2d_args(((0, 0), (0, 0)), in_perm=5), contains="got in_perm=5")
+    test_fail(lambda: conv2d_plan((4, 5, 6, 1), (4, 3, 3, 1), ((1, 1), (1, 1)), filter_dtype=True), contains="filter_dtype")
+    test_fail(lambda: conv2d_plan((4, 5, 6, 1), (4, 3, 3, 1), ((1, 1), (1, 1)), target={'trn1'}), contains="target must be one of")
+    assert h_tile_budget(56, 3, 113, 2, dtype_size=2) == (73, 36)
+    args = ((256, 56, 56, 2), (256, 3, 3, 1), ((1, 1), (1, 1)))
+    as_written = conv2d_plan(*args, lhs_dilation=(2, 2))                                   # dtype_size=4, as written ...
+    assert max(t.dilated_h_size for t in as_written.tiles) * as_written.dil_W * 8 > SBUF_BUDGET_BYTES   # ... overflows at 8 B
+    real2 = conv2d_plan(*args, lhs_dilation=(2, 2), dtype='bfloat16', dtype_size=None)
+    assert real2.max_h_tile_size == 36 and len(real2.tiles) < len(as_written.tiles)
+    assert sum(t.window_size for t in as_written.tiles) == as_written.out_H
+
+
+def test_the_scatter_puts_every_element_where_the_dilated_image_has_it():
+    "Chapter 14's picture, checked: every element the scatter DMA writes lands on the dilated image's row and column."
+    from dwlit.kernels.conv2d import free_addresses
+    from dwlit.kernels.dilation import dilated_row_sources
+    x = np.arange(5 * 260, dtype=np.float32).reshape(1, 5, 260, 1)
+    with trace() as tr: K(x, np.ones((1, 3, 3, 1), np.float32), ((2, 3), (1, 1)), lhs_dilation=(2, 2))
+    p = conv2d_plan(x.shape, (1, 3, 3, 1), ((2, 3), (1, 1)), lhs_dilation=(2, 2))
+    truth, cols = dilated_row_sources(5, (2, 3), 2), dilated_row_sources(260, (1, 1), 2)
+    copies = lambda name: [i for i in tr.instructions if i.op == 'dma_copy' and i.dst.tensor == name]
+    n = 0
+    for ld, sc, t in zip(copies('image_sbuf'), copies('dilated_image'), [t for t in p.tiles if t.loads]):
+        rows_read = free_addresses(ld.srcs[0]) // 260 % 5                      # f01b (C=1, H=5, W=260, N=1): address -> row
+        assert list(rows_read[:, 0]) == list(range(t.org_image_index, t.org_image_index + t.load_h_size))
+        for (j, c), a in np.ndenumerate(free_addresses(sc.dst)):
+            rr, cc = divmod(int(a), p.dil_W)
+            assert (truth[t.outer_row + rr], cols[cc]) == (rows_read[j, 0], c); n += 1
+    assert n == 260 * sum(t.load_h_size for t in p.tiles if t.loads)

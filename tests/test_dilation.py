@@ -68,3 +68,40 @@ def test_literal_plan_smallest_failures():
     assert plan_errors(2, 4, (0, 2), 1, 4, 'literal') == [0]
     assert plan_errors(3, 5, (3, 3), 1, 5, 'literal') == [4]
     assert plan_errors(2, 4, (0, 2), 1, 4) == []
+
+
+def test_refusals_name_the_argument():
+    "Chapter 13's functions refuse bad arguments naming them (the hostile-input report's cases among them)."
+    import re, pytest
+    from dwlit.sim import SimulatorError
+    from dwlit.kernels.dilation import (plan_table, tile_rows, draw_dilated, draw_h_window, h_window_widget,
+                                        h_window_animation, HTile)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = h_window_plan(5, 3, (2, 3), 2, 3)[1]
+    for call, msg in [(lambda: plan_table([]), "plan must be a non-empty list of HTile records"),
+                      (lambda: plan_table([1]), "plan must be a non-empty list"),
+                      (lambda: h_window_plan(10**30, 3, (0, 0), 1, 3), "in_H=a 31-digit integer"),
+                      (lambda: tile_rows(t, 10**30), "dil_H_lhs=a 31-digit integer"),
+                      (lambda: plan_errors(5, 3, (0, 0), 10**30, 3), "dil_H_lhs="),
+                      (lambda: plan_errors(10**5, 200, (0, 0), 1, 200), "max_h_tile_size=200"),
+                      (lambda: draw_h_window(5, 3, (200, 2), 1, 3), "in_H=5, H_padding=(200, 2) and dil_H_lhs=1 make 207"),
+                      (lambda: draw_dilated(None, x, (1, 1), ((0, 0), (0, 0))), "x2d must be a 2-D NumPy array, got NoneType"),
+                      (lambda: draw_dilated(x, None, (1, 1), ((0, 0), (0, 0))), "dilated must be a 2-D NumPy array"),
+                      (lambda: draw_dilated(x, x, None, ((0, 0), (0, 0))), "lhs_dilation must be an ordered sequence"),
+                      (lambda: draw_dilated(x, x, (1, 1), None), "padding must be"),
+                      (lambda: draw_dilated(x, x, (2, 1), ((0, 0), (0, 0))), "dilated must be x2d (3, 4) dilated"),
+                      (lambda: h_window_widget(in_H=None), "in_H must be an integer, got in_H=None"),
+                      (lambda: h_window_widget(H_padding=None), "H_padding must be an ordered sequence"),
+                      (lambda: h_window_animation(dpi=None), "dpi must be an integer, got dpi=None")]:
+        with pytest.raises(SimulatorError, match=re.escape(msg)): call()
+
+
+def test_dilate_tile_matches_the_reference():
+    "dilate_tile against chapter 7's dilate_pad on a grid of shapes, dilations and paddings."
+    import itertools
+    from dwlit.kernels.reference import dilate_pad
+    rng = np.random.default_rng(0)
+    for H, W, dh, dw, pl, pr in itertools.product((1, 3), (1, 4), (1, 2, 4), (1, 3), (0, 2), (0, 1)):
+        xi = rng.standard_normal((3, H, W)).astype(np.float32)
+        pads = ((pl, pr), (pr, pl))
+        assert np.array_equal(dilate_tile(xi, (dh, dw), pads), dilate_pad(xi[..., None], (dh, dw), pads)[..., 0])

@@ -69,12 +69,29 @@ SAMPLES = {
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),
     'dilation.h_window_animation': lambda f: f(),
     'im2col.show_im2col': lambda f: f(8, 3, 1, 1),
+    'conv2d.draw_tile_loads': lambda f: f(*_conv2d_run(np.arange(5 * 260, dtype=np.float32).reshape(1, 5, 260, 1),
+                                                      np.ones((1, 3, 3, 1), np.float32), ((2, 3), (1, 1)))),
+    'conv2d.draw_output_row': lambda f: f(*_conv2d_run(np.arange(1, 13, dtype=np.float32).reshape(1, 3, 4, 1),
+                                                      np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1), ((1, 1), (1, 1))),
+                                          _dilated_3x4(), np.arange(1, 10, dtype=np.float32).reshape(3, 3), row=1)[0],
     'tracing.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
     'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
     'decision_map.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
     'networks.plot_network': lambda f: f([dwlit.run_layer(n, N=1) for n in ('conformer-m', 'mobilenetv2-576x14')],
                                        'Input: two real layers. Output: predicted time per layer and target'),
 }
+
+
+def _conv2d_run(x, f, padding):
+    "(trace, plan) of the 2D kernel on an f01b image with lhs_dilation (2, 2), as chapter 14 draws it."
+    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
+    with dwlit.trace() as tr: conv2d_depthwise_f01b_o01i_bf01(x, f, padding, lhs_dilation=(2, 2))
+    return tr, conv2d_plan(x.shape, f.shape, padding, lhs_dilation=(2, 2))
+
+
+def _dilated_3x4():
+    d = np.zeros((7, 9)); d[1:6:2, 1:8:2] = np.arange(1, 13).reshape(3, 4)
+    return d
 
 
 def _engine_map():

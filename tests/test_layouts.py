@@ -117,3 +117,55 @@ def test_contiguous_runs_refuses_ragged_and_float_input():
     for bad in ([2.7, []], [1.5, 2.5], [[1, 2], [3]]):
         with pytest.raises(SimulatorError, match="addresses must be"): contiguous_runs(bad)
     assert contiguous_runs([3, 4, 5, 9, 10]) == 2          # counted by hand: 3..5, 9..10
+
+
+def test_chapter_12_checks():
+    "The checks chapter 12 once showed: decoding, round trips, in_perm, the transpose on a wide image and its refusals."
+    from dwlit.kernels.layouts import check_transpose
+    from fastcore.test import test_fail
+    f01b = parse_layout('f01b')
+    assert (f01b.axis('f'), f01b.axis('b')) == (0, 3)
+    assert parse_layout('bf01').perm_to_canonical == (0, 1, 2, 3)
+    assert parse_layout('o01i', 'filter').perm_to_canonical == (0, 3, 1, 2)
+    assert parse_layout('b012f').spatial_rank == 3
+    L = parse_conv_labels('b01f_01io->b01f')
+    assert (L.input.axis('f'), L.filter.axis('o'), L.output.axis('b')) == (3, 3, 0)
+    x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+    for p in itertools.permutations('bf01'):
+        lab = ''.join(p)
+        assert np.array_equal(convert_layout(convert_layout(x, 'bf01', lab), lab, 'bf01'), x)
+    assert convert_layout(np.zeros((7, 3, 5, 1)), 'o01i', 'oi01', 'filter').shape == (7, 1, 3, 5)
+    assert in_perm_label(np.array([1, 0, 3, 2])) == 'fb10'
+    assert convert_layout(x, 'bf01', in_perm_label((1, 0, 3, 2))).shape == (3, 2, 5, 4)
+    for call, msg in [(lambda: convert_layout(x, 'bf01', 'f0b'), "different spatial ranks"),
+                      (lambda: convert_layout(x.tolist(), 'bf01', 'f01b'), "x must be a NumPy array in layout 'bf01', got list"),
+                      (lambda: convert_layout([[1, 2], [3]], 'bf01', 'f01b'), "x must be a NumPy array"),
+                      (lambda: convert_layout(x, 'abc', 'f01b'), "src: image label 'abc': letter 'a' is not allowed"),
+                      (lambda: convert_layout(x, 'bf01', 'abc'), "dst: image label 'abc'"),
+                      (lambda: parse_conv_labels('bf1_oi01_bf01'), "labels: image label 'bf1'"),
+                      (lambda: in_perm_label(5), "in_perm must be an ordered sequence (a tuple or a list), got in_perm=5"),
+                      (lambda: in_perm_label({1, 0, 3, 2}), "in_perm must be an ordered sequence"),
+                      (lambda: contiguous_runs(-1), "addresses must be an array or a list of integers, got addresses=-1"),
+                      (lambda: check_transpose((3, 200_003, 200_003, 1), 4), "img.shape=(3, 200003, 200003, 1)"),
+                      (lambda: check_transpose((3, 2, 4, 1), 10**30), "itemsize must be one of 2, 4"),
+                      (lambda: check_transpose((3 * 10**8, 1, 1, 3), 4), "more than the simulator's HBM budget MAX_HBM_BYTES"),
+                      (lambda: check_transpose((6 * 10**7, 1, 1, 1), 4), "may issue at most 1,000,000"),
+                      (lambda: tiled_dve_transpose_210([[1.0, 2.0]]), "img must be a simulated tensor, got list"),
+                      (lambda: tiled_dve_transpose_210(np.zeros((2, 0, 4, 3), np.float32)), "N must be >= 1, got N=0 in img.shape=(2, 0, 4, 3)"),
+                      (lambda: tiled_dve_transpose_210(np.zeros((2, 2, 30_000, 1), np.float32)),
+                       "image too wide for one SBUF partition")]:
+        test_fail(call, contains=msg)
+    xw = np.random.default_rng(0).standard_normal((2, 3, 2000, 2)).astype(np.float32)   # a row of all batch elements: 16,000 B
+    with trace() as tr: yw = tiled_dve_transpose_210(convert_layout(xw, 'f01b', 'fb10'))
+    assert np.array_equal(yw, xw) and tr.counts()['dve_transpose'] == 3                # three chunks of one row
+
+
+def test_draw_gather_refuses_by_name():
+    from dwlit.kernels.layouts import draw_gather
+    from fastcore.test import test_fail
+    with use_core(NeuronCore()):
+        img = ndarray((3, 3, 4, 2), float32, buffer=hbm)
+        v = img.ap(*f01b_gather(3, 3, 4, 2, n=1))
+        test_fail(lambda: draw_gather(None, 3, 3, 4, 2), contains="view must be an access pattern")
+        test_fail(lambda: draw_gather(v, None, 3, 4, 2), contains="C must be an integer, got C=None")
+        test_fail(lambda: draw_gather(v, 3, 3, 4, 10**6), contains="draw_gather draws at most 40 lines of 40 elements")

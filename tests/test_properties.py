@@ -5,7 +5,7 @@
 A clear error is one of dwlit's (`SimulatorError`, a `ValueError`; `SimulatorTypeError` is a `TypeError` too) whose
 message is short and shows no value whole; anything else (KeyError, ZeroDivisionError, OverflowError, MemoryError,
 IndexError, a bare AttributeError, Python's own TypeError) fails, and so does a call slower than hypothesis' deadline."""
-import contextlib, io, math, os
+import contextlib, io, math, os, re
 
 import numpy as np
 import pytest
@@ -52,6 +52,63 @@ def answers_or_refuses(f, *args, **kwargs):
         assert msg and len(msg) <= MAX_MESSAGE, f"{type(e).__name__} with a message of {len(msg):,} characters: {msg[:300]}"
         assert 'x' * 100 not in msg, f"the value was echoed whole: {msg[:300]}"
         return e
+
+
+# --- the reference convolution (chapter 7) ------------------------------------------------------------------------
+
+from dwlit.kernels import reference, im2col, dilation
+
+arrays = st.one_of(st.just(np.ones((1, 2, 1, 6))), st.just(np.ones((2, 1, 1, 3))), st.just(np.ones((2, 3, 4, 1))),
+                   st.just(np.ones((2, 2, 2, 1), np.float32)), st.just(np.ones((2, 3))), st.just(np.zeros((1, 0, 1, 3))),
+                   st.just(np.ones((2, 1, 1, 3), complex)), st.just(np.array(['a'] * 4).reshape(1, 1, 1, 4)), junk)
+
+
+@FAST
+@given(arrays, arrays, anything, anything, anything)
+def test_reference_1d(img, filt, padding, stride, rhs_dilation):
+    answers_or_refuses(reference.depthwise1d, img, filt, padding, stride, rhs_dilation)
+
+
+@FAST
+@given(arrays, arrays, anything, anything)
+def test_reference_2d(img, filt, padding, lhs_dilation):
+    answers_or_refuses(reference.depthwise2d, img, filt, padding, lhs_dilation)
+    answers_or_refuses(reference.dilate_pad, img, lhs_dilation, padding)
+
+
+@FAST
+@given(anything, anything, anything, anything, anything, anything)
+def test_output_width(W, W_f, padding, stride, rhs_dilation, lhs_dilation):
+    answers_or_refuses(reference.output_width, W, W_f, padding, stride, rhs_dilation, lhs_dilation)
+    answers_or_refuses(reference.output_shape, (W, W_f), (W_f, W), padding, (stride, lhs_dilation))
+
+
+@FAST
+@given(anything, anything, anything, anything)
+def test_read_map_and_h_window(W, W_f, pad_l, pad_r):
+    answers_or_refuses(im2col.read_map, W, W_f, pad_l, pad_r)
+    answers_or_refuses(dilation.h_window_plan, W, W_f, (pad_l, pad_r), 2, W_f)
+
+
+def test_the_reference_refuses_in_words():
+    "The hostile-input report's crashes of the reference, each now a named refusal."
+    x, f = np.ones((1, 2, 1, 6)), np.ones((2, 1, 1, 3))
+    for call, msg in [(lambda: reference.depthwise1d(None, f), "img must be a NumPy array of real numbers (N, C, 1, W), got a NoneType"),
+                      (lambda: reference.depthwise1d(x, None), "filt must be a NumPy array"),
+                      (lambda: reference.depthwise1d(x, f, None), "padding must be an ordered sequence"),
+                      (lambda: reference.depthwise1d(x, f, stride=None), "stride must be an integer, got stride=None"),
+                      (lambda: reference.depthwise1d(x, f, stride=0), "stride must be >= 1, got stride=0"),
+                      (lambda: reference.depthwise1d(x, f, rhs_dilation=None), "rhs_dilation must be an integer"),
+                      (lambda: reference.depthwise1d(x, f, (10**9, 0)), "more than the 2,147,483,648 B (MAX_HBM_BYTES)"),
+                      (lambda: reference.depthwise1d(x, f[:1]), "one filter per channel: filt has C=1, img has C=2"),
+                      (lambda: reference.depthwise1d(x, np.ones((2, 1, 1, 9))), "W_out must be >= 1, got W_out=-2"),
+                      (lambda: reference.dilate_pad(None), "img must be a NumPy array of real numbers (C, H, W, N)"),
+                      (lambda: reference.dilate_pad(np.ones((1, 2, 2, 1)), None), "lhs_dilation must be an ordered sequence"),
+                      (lambda: reference.dilate_pad(np.ones((1, 2, 2, 1)), (1, 1), None), "padding must be"),
+                      (lambda: reference.dilate_pad(np.ones((1, 2, 2, 1)), (10**5, 10**5)), "MAX_HBM_BYTES"),
+                      (lambda: reference.depthwise2d(np.ones((1, 2, 2, 1)), None), "filt must be a NumPy array"),
+                      (lambda: reference.depthwise2d(np.ones((1, 2, 2, 1)), np.ones((1, 3, 1, 1))), "the output must be at least 1 x 1")]:
+        with pytest.raises(SimulatorError, match=re.escape(msg)): call()
 
 
 # --- tiling -------------------------------------------------------------------------------------------------------

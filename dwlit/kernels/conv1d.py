@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_shape, check_padding,
-                       check_unit, errors_from, MAX_HBM_BYTES)
-from ..sim import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS
+                       check_unit, check_bool, check_choice, errors_from, MAX_HBM_BYTES, MAX_INSTRUCTIONS, MAX_PROGRAMS)
+from ..sim import current_core, as_dtype, kernel_dtype, check_tensor, TARGETS, Trace
 from ..sim import kernel
 from ..sim import language as nl, isa as nisa
 from .tiling import C_TILE_SIZE, PACK, div_ceil, program_tiles, chunk_positions, dispatch_decision
+from .reference import output_width
 
 # %% auto #0
-__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes', 'conv1d_depthwise_default',
-           'conv1d_depthwise_f_packing', 'conv1d_depthwise_bf01_oi01_bf01', 'trace_contract']
+__all__ = ['MAX_SBUF_PARTITION', 'Conv1dGeometry', 'conv1d_geometry', 'conv1d_sbuf_bytes', 'conv1d_instruction_count',
+           'conv1d_depthwise_default', 'conv1d_emit_order', 'check_conv1d_emit_order', 'conv1d_depthwise_f_packing',
+           'conv1d_depthwise_bf01_oi01_bf01']
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #af17803b
 @dataclass(frozen=True)
@@ -62,13 +64,13 @@ def conv1d_geometry(img_shape, filter_shape, padding, out_shape, img_dtype=np.fl
         if C_i != 1: raise SimulatorError(f"a depthwise filter has one input channel per group: filter.shape[1] must be 1, got {C_i}")
         if C_out != C_in:
             raise SimulatorError(f"depthwise needs one filter per channel: C_out == C_in, got C_out={C_out} (filter) and C_in={C_in} (img)")
-        if max_W_f is not None and W_f >= max_W_f:
+        if max_W_f is not None and W_f >= check_int(max_W_f, 'max_W_f', 2):
             raise SimulatorError(f"W_f must be < {max_W_f}: the entry point takes filters of at most {max_W_f - 1} taps, got W_f={W_f}")
         if (H_l, H_r) != (0, 0):
             raise SimulatorError(f"padding[0] (H padding) must be (0, 0): the 1D kernels read only padding[1], got {(H_l, H_r)}")
         if W_padding_l < 0 or W_padding_r < 0:
             raise SimulatorError(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
-        W_out = W_padding_l + W + W_padding_r - W_f + 1
+        W_out = output_width(W, W_f, (W_padding_l, W_padding_r))
         if W_out < 1:
             raise SimulatorError(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 = {W_padding_l} + {W} + {W_padding_r} - "
                                  f"{W_f} + 1 = {W_out} < 1: the padded row is shorter than the filter")
@@ -106,10 +108,9 @@ MAX_SBUF_PARTITION = max(t.sbuf_partition_bytes for t in TARGETS.values())   # b
 def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, itemsize=4) -> dict:
     "Bytes per SBUF partition of each buffer one program of `path` ('default'/'f_packing') holds at its peak."
     with errors_from('conv1d_sbuf_bytes'):
-        if path not in ('default', 'f_packing'): raise SimulatorError(f"path must be 'default' or 'f_packing', got path={path!r}")
+        path, partial = check_choice(path, 'path', ('default', 'f_packing')), check_bool(partial, 'partial')
         N, W_f, W_out = check_int(N, 'N', 1), check_int(W_f, 'W_f', 1), check_int(W_out, 'W_out', 1)
         image_size, full_tiles = check_int(image_size, 'image_size', 1), check_int(full_tiles, 'full_tiles', 0)
-        if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
         if check_int(itemsize, 'itemsize') not in (2, 4): raise SimulatorError(f"itemsize must be 2 or 4 (bytes), got itemsize={itemsize}")
     prod = W_out * W_f if path == 'default' else chunk_positions(W_f) * W_f
     name = 'prod_buffer_full' if path == 'default' else 'prod_buffer'
@@ -120,6 +121,17 @@ def conv1d_sbuf_bytes(path, N, W_f, W_out, image_size, full_tiles, partial, item
         b.update(filter_last=W_f, img_last=image_size, out_last=W_out,
                  prod_buffer_last=prod * (2 if path == 'f_packing' and N > 1 else 1))
     return {k: v * itemsize for k, v in b.items()}
+
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #3c4d5e6f
+def conv1d_instruction_count(N, C, W_out, W_f, padded, num_programs=1, chunks=None) -> int:
+    "Instructions a 1D launch issues, all programs together (chunks per tile and batch element: the dispatch's by default)."
+    N, C = check_int(N, 'N', 1), check_int(C, 'C', 1)
+    k, padded = check_int(num_programs, 'num_programs', 1, MAX_PROGRAMS), check_bool(padded, 'padded')
+    chunks = dispatch_decision(W_out, W_f).chunks if chunks is None else check_int(chunks, 'chunks', 1)
+    tiles, partial = div_ceil(C, C_TILE_SIZE), C % C_TILE_SIZE != 0
+    per = div_ceil(tiles, k); busy = div_ceil(tiles, per)                   # tiles per program, programs with tiles
+    parts = busy - (partial and tiles - (busy - 1) * per == 1) + partial     # (program, full or partial) pairs
+    return parts * (1 + N * (padded + 3)) + 2 * N * tiles * chunks
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #b7802242
 def _check_sbuf(who, g, path, full_tiles, partial):
@@ -147,234 +159,251 @@ def _check_sbuf(who, g, path, full_tiles, partial):
         f"{full_tiles} full channel tile(s){' and the partial tile' if partial else ''} ({parts}), but only "
         f"{core.sbuf.free} B of {core.sbuf.capacity} B per partition are free on {core.target.name}; {advice}")
 
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #5e6f7081
+def _check_sizes(who, g, path, full_tiles, partial):
+    "Before a kernel allocates: the launch's instruction count within MAX_INSTRUCTIONS, then this program's SBUF need."
+    chunks = 1 if path == 'default' else div_ceil(g.W_out, chunk_positions(g.W_f))
+    n = conv1d_instruction_count(g.N, g.C, g.W_out, g.W_f, g.W_padding_l + g.W_padding_r > 0, nl.num_programs(), chunks)
+    if n > MAX_INSTRUCTIONS:
+        raise SimulatorError(f"{who}: this call would issue {n:,} instructions (N={g.N:,} batch elements x {g.C_NUM_TILES:,} "
+                             f"channel tile(s) x {chunks:,} chunk(s), and per batch element the loads and stores), but a "
+                             f"simulated launch may issue at most {MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv1d_plan still describes it")
+    if full_tiles or partial: _check_sbuf(who, g, path, full_tiles, partial)
+
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #50d9691b
 @kernel(replay=True)          # a second launch of the same shapes reruns the first (appendix 34)
 def conv1d_depthwise_default(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
-    "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
-    g = _check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
-    padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
-    W_padding_l, W_padding_r = padding[1]                       # 1D: only W padding
-    N, C_in, _, W = img.shape
-    C_out, _, _, W_f = filter.shape
-    _, _, _, W_out = out.shape
-    image_size = W_padding_l + W + W_padding_r                  # padded row length
-    needs_padding = W_padding_l > 0 or W_padding_r > 0
-    C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)                   # L24
-    can_batch_all = C_in % C_TILE_SIZE == 0
-    prod_size = W_out * W_f                                     # flat (W_out, W_f) product axis
+  "1D depthwise convolution with each tile's whole output row in one multiply and one reduce (L121)."
+  g = _check_conv1d_call('conv1d_depthwise_default', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+  padding = g.padding  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
+  W_padding_l, W_padding_r = padding[1]  # 1D: only W padding
+  N, C_in, _, W = img.shape
+  C_out, _, _, W_f = filter.shape
+  _, _, _, W_out = out.shape
+  image_size = W_padding_l + W + W_padding_r  # padded row length
+  needs_padding = W_padding_l > 0 or W_padding_r > 0
+  C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)  # L24
+  can_batch_all = C_in % C_TILE_SIZE == 0
+  prod_size = W_out * W_f  # flat (W_out, W_f) product axis
 
-    # --- SPMD channel-tile sharding (L154-173) ---
-    pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)                 # start_tile, end_tile, my_num_full_tiles, has_partial
-    if share.idle: return out                                   # idle program
-    T, has_partial = share.full_tiles, share.has_partial        # my_num_full_tiles
-    c_start = share.start_tile * C_TILE_SIZE
-    _check_sbuf('conv1d_depthwise_default', g, 'default', T, has_partial)      # before any allocation
+  # --- SPMD channel-tile sharding (L154-173) ---
+  pid, num_progs = nl.program_id(0), nl.num_programs()
+  share = program_tiles(C_in, pid, num_progs)  # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+  start_tile, end_tile = share.start_tile, share.end_tile
+  if end_tile <= start_tile: return out  # idle program
+  has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+  T = end_tile - start_tile - has_partial  # my_num_full_tiles
+  c_start = start_tile * C_TILE_SIZE
+  _check_sizes('conv1d_depthwise_default', g, 'default', T, has_partial)  # before allocating
 
-    # --- PART 1: full 128-channel tiles, batched (L181-311) ---
-    if T > 0:
-        filter_full = nl.ndarray((C_TILE_SIZE, T * W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_full')
-        img_full = nl.ndarray((C_TILE_SIZE, T * image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_full')
-        out_full = nl.ndarray((C_TILE_SIZE, T * W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_full')
-        prod_buffer_full = nl.ndarray((C_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_full')
-        nisa.dma_copy(dst=filter_full,                                                  # L194-211: one DMA
-                      src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
-        for i_n in nl.affine_range(N):
-            if needs_padding: nisa.memset(dst=img_full, value=0.0)    # L216-223 clears the padding only; see below
-            nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],   # L226-243: one DMA
-                                     offset=i_n * C_in * W + c_start * W))
-            nisa.memset(dst=out_full, value=0.0)                                        # L246
-            for c_tile in nl.affine_range(T):
-                nisa.tensor_tensor(                                                     # L251: virtual im2col
-                    dst=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [1, prod_size]]),
-                    data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, W_out], [1, W_f]], offset=c_tile * image_size),
-                    data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, W_out], [1, W_f]], offset=c_tile * W_f),
-                    op=nl.multiply)
-                nisa.tensor_reduce(                                                     # L276
-                    dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, W_out]], offset=c_tile * W_out),
-                    op=nl.add,
-                    data=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [W_f, W_out], [1, W_f]]),
-                    axis=2)
-            nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],  # L294-311
-                                     offset=i_n * C_out * W_out + c_start * W_out),
-                          src=out_full.ap([[T * W_out, C_TILE_SIZE], [W_out, T], [1, W_out]]))
+  # --- PART 1: full 128-channel tiles, batched (L181-311) ---
+  if T > 0:
+    filter_full = nl.ndarray((C_TILE_SIZE, T * W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_full')
+    img_full = nl.ndarray((C_TILE_SIZE, T * image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_full')
+    out_full = nl.ndarray((C_TILE_SIZE, T * W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_full')
+    prod_buffer_full = nl.ndarray((C_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_full')
+    nisa.dma_copy(dst=filter_full,  # L194-211: one DMA
+                  src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
+    for i_n in nl.affine_range(N):
+      if needs_padding: nisa.memset(dst=img_full, value=0.0)  # L216-223 clears the padding only; see below
+      nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]],  # L226-243: one DMA
+                               offset=i_n * C_in * W + c_start * W))
+      nisa.memset(dst=out_full, value=0.0)  # L246
+      for c_tile in nl.affine_range(T):
+        nisa.tensor_tensor(  # L251: virtual im2col
+            dst=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [1, prod_size]]),
+            data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, W_out], [1, W_f]], offset=c_tile * image_size),
+            data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, W_out], [1, W_f]], offset=c_tile * W_f),
+            op=nl.multiply)
+        nisa.tensor_reduce(  # L276
+            dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, W_out]], offset=c_tile * W_out),
+            op=nl.add,
+            data=prod_buffer_full.ap([[prod_size, C_TILE_SIZE], [W_f, W_out], [1, W_f]]),
+            axis=2)
+      nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],  # L294-311
+                               offset=i_n * C_out * W_out + c_start * W_out),
+                    src=out_full.ap([[T * W_out, C_TILE_SIZE], [W_out, T], [1, W_out]]))
 
-    # --- PART 2: the partial (<128-channel) tail tile, not batched (L316-408) ---
-    if has_partial:
-        c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
-        C_LAST_TILE_SIZE = C_in - c_offset
-        filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_last')
-        img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_last')
-        out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_last')
-        prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_last')
-        nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
-        for i_n in nl.affine_range(N):
-            if needs_padding: nisa.memset(dst=img_last, value=0.0)
-            nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
-            nisa.memset(dst=out_last, value=0.0)
-            nisa.tensor_tensor(                                                         # L357
-                dst=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [1, prod_size]]),
-                data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W_out], [1, W_f]]),
-                data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, W_out], [1, W_f]]),
-                op=nl.multiply)
-            nisa.tensor_reduce(                                                         # L381
-                dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]]),
-                op=nl.add,
-                data=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [W_f, W_out], [1, W_f]]),
-                axis=2)
-            nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
-                          src=out_last)
-    return out
+  # --- PART 2: the partial (<128-channel) tail tile, not batched (L316-408) ---
+  if has_partial:
+    c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
+    C_LAST_TILE_SIZE = C_in - c_offset
+    filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_last')
+    img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_last')
+    out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_last')
+    prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, prod_size), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_last')
+    nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
+    for i_n in nl.affine_range(N):
+      if needs_padding: nisa.memset(dst=img_last, value=0.0)
+      nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
+      nisa.memset(dst=out_last, value=0.0)
+      nisa.tensor_tensor(  # L357
+          dst=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [1, prod_size]]),
+          data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W_out], [1, W_f]]),
+          data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, W_out], [1, W_f]]),
+          op=nl.multiply)
+      nisa.tensor_reduce(  # L381
+          dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]]),
+          op=nl.add,
+          data=prod_buffer_last.ap([[prod_size, C_LAST_TILE_SIZE], [W_f, W_out], [1, W_f]]),
+          axis=2)
+      nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
+                    src=out_last)
+  return out
+
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #6b7c8d9e
+def conv1d_emit_order(N, C, W_out, W_f, padded, pid=0, num_programs=1, path=None) -> list:
+    "The original's instructions for program `pid`, in order: (op, tensor written, where in the loops) (L121, L413)."
+    N, padded = check_int(N, 'N', 1), check_bool(padded, 'padded')
+    s = program_tiles(C, pid, num_programs)
+    path = path or dispatch_decision(W_out, W_f).kernel.removeprefix('conv1d_depthwise_')
+    chunks = 1 if check_choice(path, 'path', ('default', 'f_packing')) == 'default' else div_ceil(W_out, chunk_positions(W_f))
+    prod = {'full': 'prod_buffer_full' if path == 'default' else 'prod_buffer', 'last': 'prod_buffer_last'}
+    parts = [(p, t) for p, t in (('full', s.full_tiles), ('last', int(s.has_partial))) if t]
+    def batch(p, t, n):                                  # one batch element of one part, up to its store
+        at = f"batch element {n}, {p} tile(s)"
+        return ([('memset', f'img_{p}', f"{at}: zero the padding")] if padded else []) + [
+            ('dma_copy', f'img_{p}', f"{at}: load the image"), ('memset', f'out_{p}', f"{at}: zero the output")] + [
+            x for c in range(t) for j in range(chunks) for x in (('tensor_tensor', prod[p], f"{at}, tile {c}, chunk {j}: multiply"),
+                                                                   ('tensor_reduce', f'out_{p}', f"{at}, tile {c}, chunk {j}: reduce"))]
+    store = lambda p, n: ('dma_copy', 'out', f"batch element {n}, {p} tile(s): store the output")
+    load = lambda p: ('dma_copy', f'filter_{p}', f"{p} tile(s): load the filters")
+    if path == 'default':                                # PART 1 for every batch element, then PART 2
+        return [x for p, t in parts for x in [load(p)] + [y for n in range(N) for y in batch(p, t, n) + [store(p, n)]]]
+    return [load(p) for p, _ in parts] + [x for n in range(N) for x in                 # L489-L520, then the batch loop
+                                          [y for p, t in parts for y in batch(p, t, n)] + [store(p, n) for p, _ in parts]]
+
+# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #7c8d9e0f
+def check_conv1d_emit_order(tr, N, C, W_out, W_f, padded, num_programs=1, path=None) -> int:
+    "Compare trace `tr` of a 1D launch with `conv1d_emit_order`, program by program; return the instructions checked."
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...), got {type(tr).__name__}")
+    k, got = check_int(num_programs, 'num_programs', 1, MAX_PROGRAMS), {}
+    for i in tr.instructions: got.setdefault(i.program_id, []).append((i.op, i.dst.tensor))
+    for pid in range(k):
+        want, mine = conv1d_emit_order(N, C, W_out, W_f, padded, pid, k, path), got.pop(pid, [])
+        for j, (w, g) in enumerate(zip(want + [('nothing', '-', 'the end')], mine + [('nothing', '-')])):
+            if w[:2] != g: raise AssertionError(f"program {pid}, instruction {j}: expected {w[0]} into {w[1]} ({w[2]}), got {g[0]} into {g[1]}")
+    if got: raise AssertionError(f"the trace has instructions of program(s) {sorted(got)}, but the launch has {k} program(s)")
+    return len(tr.instructions)
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #fbcf7d3b
 @kernel(replay=True)          # a second launch of the same shapes reruns the first (appendix 34)
 def conv1d_depthwise_f_packing(img, filter, out, padding, stride=None, rhs_dilation=None, lhs_dilation=None):
-    "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
-    g = _check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
-    padding = g.padding                                         # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
-    W_padding_l, W_padding_r = padding[1]
-    N, C_in, _, W = img.shape
-    C_out, _, _, W_f = filter.shape
-    _, _, _, W_out = out.shape
-    image_size = W_padding_l + W + W_padding_r
-    needs_padding = W_padding_l > 0 or W_padding_r > 0
-    C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)
-    can_batch_all = C_in % C_TILE_SIZE == 0
-    flattend_input_img_f = chunk_positions(W_f)                 # L468: div_ceil(512, W_f) output positions per chunk
+  "1D depthwise convolution that walks each output row in chunks of div_ceil(512, W_f) positions (L413)."
+  g = _check_conv1d_call('conv1d_depthwise_f_packing', img, filter, padding, stride, rhs_dilation, lhs_dilation, out=out)
+  padding = g.padding  # checked: ((0, 0), (W_padding_l, W_padding_r)), ints
+  W_padding_l, W_padding_r = padding[1]
+  N, C_in, _, W = img.shape
+  C_out, _, _, W_f = filter.shape
+  _, _, _, W_out = out.shape
+  image_size = W_padding_l + W + W_padding_r
+  needs_padding = W_padding_l > 0 or W_padding_r > 0
+  C_NUM_TILES = div_ceil(C_in, C_TILE_SIZE)
+  can_batch_all = C_in % C_TILE_SIZE == 0
+  flattend_input_img_f = chunk_positions(W_f)  # L468: div_ceil(512, W_f) output positions per chunk
 
-    # --- the same SPMD sharding as _default (L446-465) ---
-    pid, num_progs = nl.program_id(0), nl.num_programs()
-    share = program_tiles(C_in, pid, num_progs)                 # start_tile, end_tile, my_num_full_tiles, has_partial
-    if share.idle: return out                                   # idle program
-    T, has_partial = share.full_tiles, share.has_partial        # my_num_full_tiles
-    c_start = share.start_tile * C_TILE_SIZE
-    c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
-    C_LAST_TILE_SIZE = C_in - c_offset
-    _check_sbuf('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial)  # before any allocation
+  # --- the same SPMD sharding as _default (L446-465) ---
+  pid, num_progs = nl.program_id(0), nl.num_programs()
+  share = program_tiles(C_in, pid, num_progs)  # tiles_per_core = div_ceil(C_NUM_TILES, num_progs)
+  start_tile, end_tile = share.start_tile, share.end_tile
+  if end_tile <= start_tile: return out  # idle program
+  has_partial = not can_batch_all and end_tile == C_NUM_TILES # this program owns the partial last tile
+  T = end_tile - start_tile - has_partial  # my_num_full_tiles
+  c_start = start_tile * C_TILE_SIZE
+  c_offset = (C_NUM_TILES - 1) * C_TILE_SIZE
+  C_LAST_TILE_SIZE = C_in - c_offset
+  _check_sizes('conv1d_depthwise_f_packing', g, 'f_packing', T, has_partial) # before any allocation
 
-    # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
+  # --- PHASE 1: buffers and one strided filter DMA (L489, L494-520) ---
+  if T > 0:
+    filter_full = nl.ndarray((C_TILE_SIZE, T, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_full')
+    img_full = nl.ndarray((C_TILE_SIZE, T, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_full')
+    out_full = nl.ndarray((C_TILE_SIZE, T, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_full')
+    prod_buffer = nl.ndarray((C_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer')  # L489
+    nisa.dma_copy(dst=filter_full,
+                  src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
+  if has_partial:
+    filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_last')
+    img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_last')
+    out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_last')
+    nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
+
+  # --- PHASE 2: per batch element ---
+  for i_n in nl.affine_range(N):
     if T > 0:
-        filter_full = nl.ndarray((C_TILE_SIZE, T, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_full')
-        img_full = nl.ndarray((C_TILE_SIZE, T, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_full')
-        out_full = nl.ndarray((C_TILE_SIZE, T, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_full')
-        prod_buffer = nl.ndarray((C_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer')  # L489
-        nisa.dma_copy(dst=filter_full,
-                      src=filter.ap([[W_f, C_TILE_SIZE], [C_TILE_SIZE * W_f, T], [1, W_f]], offset=c_start * W_f))
+      if needs_padding: nisa.memset(dst=img_full, value=0.0)  # all of it, as in _default
+      nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
+      nisa.memset(dst=out_full, value=0.0)
+      for c_tile in nl.affine_range(T):
+        for base_i_out in range(0, W_out, flattend_input_img_f):  # Python range: unrolled
+          num_valid = min(flattend_input_img_f, W_out - base_i_out)  # tail clamp
+          nisa.tensor_tensor(  # L587
+              dst=prod_buffer[:, :num_valid, :W_f],
+              data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
+                                offset=c_tile * image_size + base_i_out),
+              data2=filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f),
+              op=nl.multiply)
+          nisa.tensor_reduce(  # L594
+              dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]], offset=c_tile * W_out + base_i_out),
+              op=nl.add, data=prod_buffer[:, :num_valid, :W_f], axis=2)
+    if has_partial:  # L610-646
+      prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_last')  # L611
+      if needs_padding: nisa.memset(dst=img_last, value=0.0)
+      nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
+                    src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
+      nisa.memset(dst=out_last, value=0.0)
+      for base_i_out in range(0, W_out, flattend_input_img_f):
+        num_valid = min(flattend_input_img_f, W_out - base_i_out)
+        nisa.tensor_tensor(  # L634
+            dst=prod_buffer_last[:, :num_valid, :W_f],
+            data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]], offset=base_i_out),
+            data2=filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]),
+            op=nl.multiply)
+        nisa.tensor_reduce(  # L641
+            dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
+            op=nl.add, data=prod_buffer_last[:, :num_valid, :W_f], axis=2)
+    # --- PHASE 3: stores (L651-677) ---
+    if T > 0:
+      nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
+                               offset=i_n * C_out * W_out + c_start * W_out),
+                    src=out_full)
     if has_partial:
-        filter_last = nl.ndarray((C_LAST_TILE_SIZE, W_f), dtype=img.dtype, buffer=nl.sbuf, name='filter_last')
-        img_last = nl.ndarray((C_LAST_TILE_SIZE, image_size), dtype=img.dtype, buffer=nl.sbuf, name='img_last')
-        out_last = nl.ndarray((C_LAST_TILE_SIZE, W_out), dtype=img.dtype, buffer=nl.sbuf, name='out_last')
-        nisa.dma_copy(dst=filter_last, src=filter.ap([[W_f, C_LAST_TILE_SIZE], [1, W_f]], offset=c_offset * W_f))
-
-    # --- PHASE 2: per batch element ---
-    for i_n in nl.affine_range(N):
-        if T > 0:
-            if needs_padding: nisa.memset(dst=img_full, value=0.0)    # all of it, as in _default
-            nisa.dma_copy(dst=img_full.ap([[T * image_size, C_TILE_SIZE], [image_size, T], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_TILE_SIZE], [C_TILE_SIZE * W, T], [1, W]], offset=i_n * C_in * W + c_start * W))
-            nisa.memset(dst=out_full, value=0.0)
-            for c_tile in nl.affine_range(T):
-                same = {}   # the product and filter views repeat for every chunk of one width: built once per tile
-                for base_i_out in range(0, W_out, flattend_input_img_f):                # Python range: unrolled
-                    num_valid = min(flattend_input_img_f, W_out - base_i_out)           # tail clamp
-                    if num_valid not in same:
-                        same[num_valid] = (prod_buffer[:, :num_valid, :W_f],
-                                           filter_full.ap([[T * W_f, C_TILE_SIZE], [0, num_valid], [1, W_f]], offset=c_tile * W_f))
-                    prod, filt = same[num_valid]
-                    nisa.tensor_tensor(                                                 # L587
-                        dst=prod,                                                       # prod_buffer[:, :num_valid, :W_f]
-                        data1=img_full.ap([[T * image_size, C_TILE_SIZE], [1, num_valid], [1, W_f]],
-                                          offset=c_tile * image_size + base_i_out),
-                        data2=filt,                                                     # stride-0 broadcast of the taps
-                        op=nl.multiply)
-                    nisa.tensor_reduce(                                                 # L594
-                        dst=out_full.ap([[T * W_out, C_TILE_SIZE], [1, num_valid]], offset=c_tile * W_out + base_i_out),
-                        op=nl.add, data=prod, axis=2)
-        if has_partial:                                                                 # L610-646
-            prod_buffer_last = nl.ndarray((C_LAST_TILE_SIZE, flattend_input_img_f, W_f), dtype=img.dtype, buffer=nl.sbuf, name='prod_buffer_last')  # L611
-            if needs_padding: nisa.memset(dst=img_last, value=0.0)
-            nisa.dma_copy(dst=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, W]], offset=W_padding_l),
-                          src=img.ap([[W, C_LAST_TILE_SIZE], [1, W]], offset=i_n * C_in * W + c_offset * W))
-            nisa.memset(dst=out_last, value=0.0)
-            same = {}
-            for base_i_out in range(0, W_out, flattend_input_img_f):
-                num_valid = min(flattend_input_img_f, W_out - base_i_out)
-                if num_valid not in same:
-                    same[num_valid] = (prod_buffer_last[:, :num_valid, :W_f],
-                                       filter_last.ap([[W_f, C_LAST_TILE_SIZE], [0, num_valid], [1, W_f]]))
-                prod, filt = same[num_valid]
-                nisa.tensor_tensor(                                                     # L634
-                    dst=prod,
-                    data1=img_last.ap([[image_size, C_LAST_TILE_SIZE], [1, num_valid], [1, W_f]], offset=base_i_out),
-                    data2=filt,
-                    op=nl.multiply)
-                nisa.tensor_reduce(                                                     # L641
-                    dst=out_last.ap([[W_out, C_LAST_TILE_SIZE], [1, num_valid]], offset=base_i_out),
-                    op=nl.add, data=prod, axis=2)
-        # --- PHASE 3: stores (L651-677) ---
-        if T > 0:
-            nisa.dma_copy(dst=out.ap([[W_out, C_TILE_SIZE], [C_TILE_SIZE * W_out, T], [1, W_out]],
-                                     offset=i_n * C_out * W_out + c_start * W_out),
-                          src=out_full)
-        if has_partial:
-            nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
-                          src=out_last)
-    return out
+      nisa.dma_copy(dst=out.ap([[W_out, C_LAST_TILE_SIZE], [1, W_out]], offset=i_n * C_out * W_out + c_offset * W_out),
+                    src=out_last)
+  return out
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #8d7fd821
 @kernel(replay=True)          # a second launch of the same shapes reruns the first (appendix 34)
 def conv1d_depthwise_bf01_oi01_bf01(img, filter, padding, stride=None, rhs_dilation=None, lhs_dilation=None, lnc=1,
                                     out_shape=None):
-    "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
-    who = 'conv1d_depthwise_bf01_oi01_bf01'
-    g = _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
-    with errors_from(who):
-        if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
-    _check_entry_sizes(g, who)                                  # SBUF and output size, before anything is allocated
-    padding, out_shape = g.padding, g.out_shape                 # checked, as Python ints
-    N, C_in, H, W = img.shape
-    C_out, _, H_f, W_f = filter.shape
-    _, _, K0, K1 = out_shape                                    # K1 == W_out
-    out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm, name='out')    # L713
-    flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
-    if flattend_input_img_size == 1:                            # the whole row is one chunk
-        return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
-    else:
-        return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+  "The 1D depthwise entry point: check, allocate the output, dispatch to `_default` or `_f_packing` (L682)."
+  who = 'conv1d_depthwise_bf01_oi01_bf01'
+  g = _check_conv1d_call(who, img, filter, padding, stride, rhs_dilation, lhs_dilation, out_shape=out_shape, entry=True)
+  with errors_from(who):
+    if check_int(lnc, 'lnc') not in (1, 2): raise SimulatorError(f"lnc must be 1 or 2, got lnc={lnc}")
+  _check_entry_sizes(g, who)  # SBUF and output size, before anything is allocated
+  padding, out_shape = g.padding, g.out_shape  # checked, as Python ints
+  N, C_in, H, W = img.shape
+  C_out, _, H_f, W_f = filter.shape
+  _, _, K0, K1 = out_shape  # K1 == W_out
+  out = nl.ndarray((N, C_out, K0, K1), dtype=img.dtype, buffer=nl.shared_hbm, name='out')  # L713
+  flattend_input_img_size = dispatch_decision(K1, W_f).chunks  # L717-L723: div_ceil(K1, div_ceil(512, W_f))
+  if flattend_input_img_size == 1:  # the whole row is one chunk
+    return conv1d_depthwise_default(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
+  else:
+    return conv1d_depthwise_f_packing(img, filter, out, padding, stride, rhs_dilation, lhs_dilation)
 
 # %% ../../nbs/kernels/10_conv1d_kernels.ipynb #90a3d211
 def _check_entry_sizes(g, who):
-    "Before the entry point allocates its output: this program's SBUF need, then the output's size."
+    "Before the entry point allocates its output: the launch's instructions, this program's SBUF need, the output's size."
     share = program_tiles(g.C, nl.program_id(0), nl.num_programs())
-    T, partial = share.full_tiles, share.has_partial
-    from dwlit.sim import MAX_INSTRUCTIONS
-    chunks = dispatch_decision(g.W_out, g.W_f).chunks
-    path = 'default' if chunks == 1 else 'f_packing'
-    least = 2 * g.N * g.C_NUM_TILES * chunks                   # a multiply and a reduce per element, tile and chunk
-    if least > MAX_INSTRUCTIONS:
-        raise SimulatorError(f"{who}: this call would issue at least {least:,} instructions (2 x N={g.N:,} x "
-                             f"{g.C_NUM_TILES:,} channel tiles x {chunks:,} chunks), and a simulated kernel call may "
-                             f"issue at most {MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv1d_plan still describes it")
-    if T or partial: _check_sbuf(f"{who} (running conv1d_depthwise_{path})", g, path, T, partial)
+    path = dispatch_decision(g.W_out, g.W_f).kernel.removeprefix('conv1d_depthwise_')
+    _check_sizes(f"{who} (running conv1d_depthwise_{path})", g, path, share.full_tiles, share.has_partial)
     out_bytes = g.N * g.C * g.W_out * g.dtype.itemsize
     if out_bytes > MAX_HBM_BYTES:
         raise AllocationError(f"{who}: the output out_shape={g.out_shape} would hold {out_bytes:,} B of {g.dtype.name}, "
                               f"more than the MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B one HBM tensor may take (the simulator "
                               f"keeps HBM in host memory): fewer batch elements or channels per call would fit")
-
-# %% ../../nbs/kernels/10_conv1d_kernels.ipynb #510715b4
-def trace_contract(tr, N, C, W_out, W_f):
-    "Check a trace of the 1D entry point against the original's instruction counts; return the counts."
-    with errors_from('trace_contract'):
-        N, C, W_out, W_f = (check_int(v, a, 1) for v, a in ((N, 'N'), (C, 'C'), (W_out, 'W_out'), (W_f, 'W_f')))
-    F, chunks = chunk_positions(W_f), dispatch_decision(W_out, W_f).chunks
-    per = N * div_ceil(C, C_TILE_SIZE) * chunks
-    c = tr.counts()
-    if c.get('nc_matmul', 0) or c.get('nc_transpose', 0): raise AssertionError(f"PE-array instructions in the trace: {c}")
-    for op in ('tensor_tensor', 'tensor_reduce'):
-        if c.get(op, 0) != per: raise AssertionError(f"{op}: expected {per}, got {c.get(op, 0)}")
-    widest = max(i.free_elems for i in tr.instructions if i.op in ('tensor_tensor', 'tensor_reduce'))
-    if chunks > 1 and widest > F * W_f: raise AssertionError(f"an instruction streams {widest} > {F * W_f} elements")
-    return c

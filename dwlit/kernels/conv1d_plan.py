@@ -11,26 +11,14 @@ from typing import NamedTuple
 from functools import cached_property
 import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, check_int, check_ints, check_shape,
-                       check_padding, errors_from, shown, MAX_PROGRAMS)
+                       check_padding, check_bool, errors_from, shown, MAX_PROGRAMS)
 from ..sim import TARGETS, Target, get_target, as_dtype
 from .tiling import C_TILE_SIZE, PACK, div_ceil, Dispatch, dispatch_decision, spmd_tile_table, program_tiles, instruction_free_sizes
-from .conv1d import MAX_SBUF_PARTITION, conv1d_sbuf_bytes, conv1d_geometry, Conv1dGeometry
+from .conv1d import MAX_SBUF_PARTITION, conv1d_sbuf_bytes, conv1d_geometry, Conv1dGeometry, conv1d_instruction_count
+from .reference import output_width
 
 # %% auto #0
-__all__ = ['target_arg', 'ProgramSbuf', 'sbuf_report', 'max_W', 'Fix', 'Conv1dPlan', 'conv1d_plan']
-
-# %% ../../nbs/kernels/11_conv1d_plan.ipynb #702eef62
-def target_arg(target):
-    "The `Target` for `target` (None, a name or a Target); anything else is refused with the names it takes."
-    if target is not None and not isinstance(target, (str, Target)):
-        raise SimulatorTypeError(f"target must be None or one of {sorted(TARGETS)}, got target={shown(target)}")
-    return get_target(target)
-
-# %% ../../nbs/kernels/11_conv1d_plan.ipynb #3b90c576
-def _tiles_of(C, pid, k) -> tuple:
-    "(full tiles, has the partial tile) of program `pid` of `k`."
-    s = program_tiles(C, pid, k)
-    return s.full_tiles, s.has_partial
+__all__ = ['ProgramSbuf', 'sbuf_report', 'max_W', 'Fix', 'Conv1dPlan', 'conv1d_plan']
 
 # %% ../../nbs/kernels/11_conv1d_plan.ipynb #32c2074a
 class ProgramSbuf(NamedTuple):
@@ -47,10 +35,10 @@ def sbuf_report(N, C, W, W_f, padding=(0, 0), num_programs=1, target=None, dtype
         num_programs = check_int(num_programs, 'num_programs', minimum=1, maximum=MAX_PROGRAMS)
         pl, pr = check_ints(padding, 'padding', 2, names=('W_padding_l', 'W_padding_r'))
         N, C, W, W_f = (check_int(v, a) for v, a in ((N, 'N'), (C, 'C'), (W, 'W'), (W_f, 'W_f')))
-    g = conv1d_geometry((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (pl, pr)), (N, C, 1, max(1, pl + W + pr - W_f + 1)),
+    g = conv1d_geometry((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (pl, pr)), (N, C, 1, max(1, output_width(W, W_f, (pl, pr)))),
                         dtype, who='sbuf_report')
     path = 'default' if dispatch_decision(g.W_out, W_f).chunks == 1 else 'f_packing'
-    with errors_from('sbuf_report'): cap = target_arg(target).sbuf_partition_bytes
+    with errors_from('sbuf_report'): cap = get_target(target).sbuf_partition_bytes
     rows = []
     for r in spmd_tile_table(C, num_programs):
         need = {} if r.idle else conv1d_sbuf_bytes(path, N, W_f, g.W_out, g.image_size, r.full_tiles, r.has_partial,
@@ -65,12 +53,12 @@ def max_W(full_tiles, W_f=3, padding=(0, 0), N=1, target=None, dtype='float32', 
         full_tiles, N = check_int(full_tiles, 'full_tiles', 0), check_int(N, 'N', 1)
         W_f = check_int(W_f, 'W_f', 1, PACK - 1)
         pl, pr = check_ints(padding, 'padding', 2, minimum=0, names=('W_padding_l', 'W_padding_r'))
-        if not isinstance(partial, (bool, np.bool_)): raise SimulatorTypeError(f"partial must be True or False, got partial={partial!r}")
+        partial = check_bool(partial, 'partial')
         if full_tiles == 0 and not partial:
             raise SimulatorError("a program with no tiles holds nothing, so every W fits: full_tiles must be >= 1, or partial=True")
-    with errors_from('max_W'): cap, isz = target_arg(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
+    with errors_from('max_W'): cap, isz = get_target(target).sbuf_partition_bytes, as_dtype(dtype).itemsize
     def need(W):
-        W_out = pl + W + pr - W_f + 1
+        W_out = output_width(W, W_f, (pl, pr))
         path = dispatch_decision(W_out, W_f).kernel.removeprefix('conv1d_depthwise_')   # 'default' or 'f_packing'
         return sum(conv1d_sbuf_bytes(path, N, W_f, W_out, pl + W + pr, full_tiles, bool(partial), isz).values())
     lo, hi = max(1, W_f - pl - pr), cap // isz + 1              # need(lo) is the smallest; need(hi) > cap
@@ -94,12 +82,13 @@ class _Conv1dSearch:
     def _peak(self, k, W=None, itemsize=None) -> int:
         "SBUF bytes per partition of the busiest of `k` programs, for this call or with another W or element size."
         g, T = self.geometry, self.geometry.C_NUM_TILES
-        size = g.W_padding_l + (g.W if W is None else W) + g.W_padding_r
-        W_out = size - g.W_f + 1
+        W = g.W if W is None else W
+        size, W_out = g.W_padding_l + W + g.W_padding_r, output_width(W, g.W_f, (g.W_padding_l, g.W_padding_r))
         path = 'default' if dispatch_decision(W_out, g.W_f).chunks == 1 else 'f_packing'
         last = div_ceil(T, div_ceil(T, k)) - 1                   # the last busy program, which holds the last tile
-        return max(sum(conv1d_sbuf_bytes(path, g.N, g.W_f, W_out, size, *_tiles_of(g.C, pid, k),
-                                         itemsize or g.dtype.itemsize).values()) for pid in {0, last})
+        return max(sum(conv1d_sbuf_bytes(path, g.N, g.W_f, W_out, size, s.full_tiles, s.has_partial,
+                                         itemsize or g.dtype.itemsize).values())
+                   for s in (program_tiles(g.C, pid, k) for pid in {0, last}))
     def _fewest(self, cap, **kw):
         "The fewest programs, at least this call's and at most MAX_PROGRAMS, whose busiest one fits `cap` (None if none)."
         T, k = self.geometry.C_NUM_TILES, self.num_programs
@@ -113,9 +102,8 @@ class _Conv1dSearch:
     def _longest(self, k) -> int:
         "The longest W (this call's filter, padding, dtype and target) whose busiest of `k` programs fits (0: none)."
         g, T = self.geometry, self.geometry.C_NUM_TILES
-        kinds = {_tiles_of(g.C, pid, k) for pid in {0, div_ceil(T, div_ceil(T, k)) - 1}}
+        kinds = {(s.full_tiles, s.has_partial) for s in (program_tiles(g.C, pid, k) for pid in {0, div_ceil(T, div_ceil(T, k)) - 1})}
         return min(max_W(f, g.W_f, (g.W_padding_l, g.W_padding_r), g.N, self.target, g.dtype, p) for f, p in kinds)
-
 
 # %% ../../nbs/kernels/11_conv1d_plan.ipynb #c1f17a01
 class _Conv1dFit(_Conv1dSearch):
@@ -143,6 +131,8 @@ class _Conv1dFit(_Conv1dSearch):
         return [f for f in out if self.replan(**f.change).fits]  # every fix, planned again, fits
     def advise(self, how=None) -> str:
         "What would make this call fit, in words ('' if it fits); `how(fix)` adds a note to each (the CLI: its flags)."
+        if how is not None and not callable(how):
+            raise SimulatorTypeError(f"how must be None or a function of a Fix, got how={how!r}")
         if self.fits: return ''
         note = lambda f: f" ({how(f)})" if how else ''
         fixes, g, T, cap = self.fixes, self.geometry, self.geometry.C_NUM_TILES, self.capacity
@@ -177,10 +167,11 @@ class Conv1dPlan(_Conv1dFit):
     @property
     def capacity(self) -> int: return self.sbuf[0][3]
     def instruction_counts(self) -> dict:
-        "Multiplies (and as many reduces) per program and in total."
-        per_tile = self.geometry.N * len(self.free_sizes)
+        "Multiplies (and as many reduces) per program and in total, and all the launch's instructions (chapter 10's count)."
+        g, per_tile = self.geometry, self.geometry.N * len(self.free_sizes)
         per = {r.pid: (r.full_tiles + r.has_partial) * per_tile for r in self.tiles}
-        return dict(per_program=per, total=sum(per.values()))
+        return dict(per_program=per, total=sum(per.values()), instructions=conv1d_instruction_count(
+            g.N, g.C, g.W_out, g.W_f, g.W_padding_l + g.W_padding_r > 0, self.num_programs))
     def replan(self, **change) -> Conv1dPlan:
         "This call planned again with some of `W`, `num_programs`, `dtype` and `target` changed."
         g = self.geometry
@@ -201,7 +192,8 @@ class Conv1dPlan(_Conv1dFit):
             lines.append(f"  program {r.pid}: {share}; SBUF {total} of {cap} B per partition" + ('' if total <= cap else '  DOES NOT FIT'))
         c = self.instruction_counts()
         sizes = sorted({e for *_, e in self.free_sizes})
-        lines.append(f"instructions: {c['total']} tensor_tensor + {c['total']} tensor_reduce, elements per partition {sizes}, no nc_matmul")
+        lines.append(f"instructions: {c['instructions']} in all, of them {c['total']} tensor_tensor + {c['total']} tensor_reduce, "
+                     f"elements per partition {sizes}, no nc_matmul")
         if not self.fits: lines.append(f"to fit: {self.advice}")
         return '\n'.join(lines)
     __repr__ = __str__
@@ -214,7 +206,7 @@ def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, d
         N, C, _, W = check_shape(img_shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W) (bf01)')
         W_f = check_shape(filter_shape, 'filter.shape', ('C_out', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f) (oi01)')[3]
         (_, _), (pl, pr) = check_padding(padding)
-    out_shape = lambda W: (N, C, 1, max(1, pl + W + pr - W_f + 1))
+    out_shape = lambda W: (N, C, 1, max(1, output_width(W, W_f, (pl, pr))))
     try: g = conv1d_geometry(img_shape, filter_shape, padding, out_shape(W), dtype)
     except AllocationError as e:                                 # a padded row longer than any SBUF partition
         W0 = max(1, W_f - pl - pr)                               # the shortest row: does one fit at all?
@@ -225,7 +217,7 @@ def conv1d_plan(img_shape, filter_shape, padding, num_programs=1, target=None, d
         k = short._fewest(short.capacity, W=w)
         raise AllocationError(f"{e}; the longest that fits {short.target} in {short.geometry.dtype.name} is W={w:,}"
                               + ('' if k == num_programs else f", with {k:,} programs")) from None
-    with errors_from('conv1d_plan'): tgt = target_arg(target).name
+    with errors_from('conv1d_plan'): tgt = get_target(target).name
     return Conv1dPlan(g, num_programs, tgt, dispatch_decision(g.W_out, g.W_f), spmd_tile_table(g.C, num_programs),
                       instruction_free_sizes(g.W_out, g.W_f),
                       sbuf_report(g.N, g.C, g.W, g.W_f, (g.W_padding_l, g.W_padding_r), num_programs, tgt, dtype))

@@ -9,19 +9,35 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim import SimulatorError, SimulatorTypeError, check_int, check_ints
-from ..sim import Target, as_dtype, kernel_dtype, get_target, current_core, check_tensor
+from ..sim import SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding
+from ..sim import Target, as_dtype, kernel_dtype, get_target, current_core, check_tensor, Trace
+from ..sim import MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from ..sim import language as nl, isa as nisa
 from ..sim import kernel
-from .dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, h_window_plan, HTile,
-                            plan_table, BOOKKEEPING)
+from .dilation import calc_dilated_dimension, calc_inverse_dilated_dimension, h_window_plan, HTile, BOOKKEEPING
+from .dilation import dilated_row_sources
 from .layouts import IN_PERM_FB10, tiled_dve_transpose_210, check_transpose, transpose_chunk_rows
-from ..sim import check_shape, check_padding, MAX_INSTRUCTIONS, MAX_HBM_BYTES
 from .tiling import div_ceil
+from .reference import output_shape
 
 # %% auto #0
 __all__ = ['SBUF_BUDGET_BYTES', 'DTYPE_SIZE_AS_WRITTEN', 'h_tile_budget', 'Conv2dPlan', 'conv2d_plan',
-           'conv2d_depthwise_f01b_o01i_bf01']
+           'conv2d_depthwise_f01b_o01i_bf01', 'conv2d_emit_order', 'check_conv2d_emit_order', 'free_addresses',
+           'draw_tile_loads', 'draw_output_row', 'useful_fraction']
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #1711707d
+SBUF_BUDGET_BYTES = 16 * 1024   # max_sbuf_bytes: h_tile_count = div_ceil(16384, ...) at L841
+DTYPE_SIZE_AS_WRITTEN = 4       # L839: written in, whatever img.dtype is
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #af29e784
+def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=DTYPE_SIZE_AS_WRITTEN, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
+    "(h_tile_count, max_h_tile_size): dilated rows the budget allows, and image rows per tile (L841-L842)."
+    in_H, k_H, dil_W, dil_H_lhs, dtype_size, N_TILE_SIZE, max_sbuf_bytes = (check_int(v, k, 1) for k, v in dict(
+        in_H=in_H, k_H=k_H, dil_W=dil_W, dil_H_lhs=dil_H_lhs, dtype_size=dtype_size, N_TILE_SIZE=N_TILE_SIZE,
+        max_sbuf_bytes=max_sbuf_bytes).items())
+    h_tile_count = div_ceil(max_sbuf_bytes, dil_W * N_TILE_SIZE * dtype_size)
+    max_h_tile_size = max(min(in_H, calc_inverse_dilated_dimension(h_tile_count, dil_H_lhs) - 1), k_H)
+    return h_tile_count, max_h_tile_size
 
 # %% ../../nbs/kernels/14_conv2d.ipynb #9d7feda4
 def _must_be_ones(v, name: str, why: str):
@@ -54,20 +70,6 @@ def _check_conv2d_args(padding, stride=None, rhs_dilation=None, lhs_dilation=Non
     dil = (1, 1) if lhs_dilation is None else check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1,
                                                           names=('dil_H_lhs', 'dil_W_lhs'))
     return padding, dil, in_perm
-
-# %% ../../nbs/kernels/14_conv2d.ipynb #1711707d
-SBUF_BUDGET_BYTES = 16 * 1024   # max_sbuf_bytes: h_tile_count = div_ceil(16384, ...) at L841
-DTYPE_SIZE_AS_WRITTEN = 4             # L839: hard-coded, whatever img.dtype is
-
-# %% ../../nbs/kernels/14_conv2d.ipynb #af29e784
-def h_tile_budget(in_H, k_H, dil_W, dil_H_lhs, dtype_size=DTYPE_SIZE_AS_WRITTEN, N_TILE_SIZE=1, max_sbuf_bytes=SBUF_BUDGET_BYTES):
-    "(h_tile_count, max_h_tile_size): dilated rows the budget allows, and image rows per tile (L841-L842)."
-    in_H, k_H, dil_W, dil_H_lhs, dtype_size, N_TILE_SIZE, max_sbuf_bytes = (check_int(v, k, 1) for k, v in dict(
-        in_H=in_H, k_H=k_H, dil_W=dil_W, dil_H_lhs=dil_H_lhs, dtype_size=dtype_size, N_TILE_SIZE=N_TILE_SIZE,
-        max_sbuf_bytes=max_sbuf_bytes).items())
-    h_tile_count = div_ceil(max_sbuf_bytes, dil_W * N_TILE_SIZE * dtype_size)
-    max_h_tile_size = max(min(in_H, calc_inverse_dilated_dimension(h_tile_count, dil_H_lhs) - 1), k_H)
-    return h_tile_count, max_h_tile_size
 
 # %% ../../nbs/kernels/14_conv2d.ipynb #c2d0a1b2
 class _Conv2dReport:
@@ -142,12 +144,6 @@ class Conv2dPlan(_Conv2dReport):
         for k, v in per_n.items(): n[k] += self.C_NUM_TILES * self.in_N * v
         return {k: v for k, v in n.items() if v}
 
-# %% ../../nbs/kernels/14_conv2d.ipynb #6ffdf0f0
-def _check_target(target) -> Target:
-    if target is not None and not isinstance(target, (str, Target)):
-        raise SimulatorTypeError(f"target must be 'trn1', 'trn2', 'trn3' or None, got target={target!r}")
-    return get_target(target)
-
 # %% ../../nbs/kernels/14_conv2d.ipynb #d9e8ba0c
 def _too_wide(least: dict, itemsize: int, in_W, dil_W, out_W, k_H, k_W, lhs_W, W_pad, tg: Target) -> str:
     "The message when even the smallest H tile (k_H dilated rows, one output row) does not fit one partition."
@@ -193,11 +189,11 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
         raise SimulatorError(f"bookkeeping must be one of {BOOKKEEPING}, got bookkeeping={bookkeeping!r}")
     if out_shape is not None: out_shape = check_ints(out_shape, 'out_shape', 4)
-    dt = kernel_dtype(dtype, 'dtype of img')
-    if filter_dtype is not None and as_dtype(filter_dtype, 'dtype of filter') != dt:
+    dt = kernel_dtype(dtype, 'dtype')
+    if filter_dtype is not None and as_dtype(filter_dtype, 'filter_dtype') != dt:
         raise SimulatorError(f"img and filter must have the same dtype, got img {dt.name} and filter {np.dtype(filter_dtype).name}")
     if dtype_size is not None: dtype_size = check_int(dtype_size, 'dtype_size', 1)
-    tg = _check_target(target)
+    tg = get_target(target)
     img_shape, filter_shape = check_ints(img_shape, 'img shape'), check_ints(filter_shape, 'filter shape')
     form = '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10, in_perm (1, 0, 3, 2))'
     if len(img_shape) != 4: raise SimulatorError(f"img must have 4 axes {form}, got shape {img_shape}")
@@ -213,7 +209,7 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
     if k_H > dil_H or k_W > dil_W:
         raise SimulatorError(f"the kernel (k_H={k_H}, k_W={k_W}) is larger than the dilated, padded image "
                              f"(dil_H={dil_H:,}, dil_W={dil_W:,}): there is no output position")
-    out_H, out_W = dil_H - k_H + 1, dil_W - k_W + 1
+    out_H, out_W = output_shape((in_H, in_W), (k_H, k_W), padding, lhs)
     if out_shape is not None:
         _N, _C_out, oh, ow = out_shape
         if _C_out != k_FO: raise SimulatorError(f"depthwise needs C_out == k_FO == in_C: out_shape has C={_C_out}, image and filter have {in_C}")
@@ -245,100 +241,241 @@ def conv2d_plan(img_shape, filter_shape, padding, stride=None, rhs_dilation=None
     if plan.bytes_per_partition['total'] > tg.sbuf_partition_bytes: raise SimulatorError(_too_tall(plan, tg))
     return plan
 
-# %% ../../nbs/kernels/14_conv2d.ipynb #eca3d9e7
-def _budget_table(img_shape, filter_shape, padding, lhs_dilation=None,
-                  dtypes=(('fp32', 4), ('bf16, fp16', 2), ('8-byte (arithmetic only)', 8))) -> str:
-    "Markdown table: tile height, H tiles and dilated-tile bytes per partition, the budget as written vs the real dtype size."
-    rows = ['| dtype | budget counts | h_tile_count | max_h_tile_size | H tiles | dilated tile, B | fits 16 KiB |',
-            '|:---|:---|---:|---:|---:|---:|:---|']
-    for name, isz in dtypes:
-        isz = check_int(isz, f"the size of {name!r}", 1)
-        for label, ds in ((f'{DTYPE_SIZE_AS_WRITTEN} B (as written)', DTYPE_SIZE_AS_WRITTEN), (f'{isz} B (real)', isz)):
-            p = conv2d_plan(img_shape, filter_shape, padding, lhs_dilation=lhs_dilation, dtype_size=ds)
-            dil = max(t.dilated_h_size for t in p.tiles) * p.dil_W * isz
-            rows.append(f"| {name} | {label} | {p.h_tile_count} | {p.max_h_tile_size} | {len(p.tiles)} | {dil:,} | "
-                        f"{'yes' if dil <= SBUF_BUDGET_BYTES else '**no**'} |")
-    return '\n'.join(rows)
-
 # %% ../../nbs/kernels/14_conv2d.ipynb #ceb12bb4
 @kernel(replay=True)          # a second launch of the same shapes reruns the first (appendix 34)
-def conv2d_depthwise_f01b_o01i_bf01(img, # (C, H, W, N) f01b image in HBM ((C, N, W, H) if in_perm == (1, 0, 3, 2))
-                                    filter, # (C, k_H, k_W, 1) o01i
-                                    padding, # ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))
-                                    stride=None, # must be (1, 1) or None
-                                    rhs_dilation=None, # must be (1, 1) or None
-                                    lhs_dilation=None, # (dil_H_lhs, dil_W_lhs), None = (1, 1)
-                                    in_perm=None, # None, or (1, 0, 3, 2) for an fb10 image
-                                    out_shape=None, # optional (N, C, out_H, out_W), checked
-                                    *, bookkeeping='fixed', # 'fixed' or 'literal' H-window bookkeeping
-                                    dtype_size=DTYPE_SIZE_AS_WRITTEN # budget bytes per element (as written: 4); None = real size
-                                   ):
-    "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
-    _check_unsupported(stride, rhs_dilation, in_perm)                                    # L795-L798, before anything
-    check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
-    check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
-    plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,
-                       img.dtype, filter.dtype, bookkeeping=bookkeeping, dtype_size=dtype_size,
-                       target=current_core().target)                                     # L792-L842, sizes, SBUF
-    n = sum(plan.instruction_counts().values())
-    if n > MAX_INSTRUCTIONS:
-        raise SimulatorError(f"this call would issue {n:,} instructions ({plan.C_NUM_TILES} channel tiles x N={plan.in_N} "
-                             f"x out_H={plan.out_H:,} output rows x (k_H * k_W={plan.kernel_size} multiplies + 2)), and a "
-                             f"simulated kernel call may issue at most {MAX_INSTRUCTIONS:,}; conv2d_plan still describes it")
-    # L798-L799: fb10 -> f01b on the Vector engine (the original stays in SBUF; dwlit's transpose writes HBM: see above)
-    if in_perm is not None: img = tiled_dve_transpose_210.func(img)
-    in_C, in_H, in_W, in_N = img.shape                                                   # f01b
-    k_FO, k_H, k_W, k_FI = filter.shape                                                  # o01i
-    (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = plan.padding
-    dil_H_lhs, dil_W_lhs = plan.lhs_dilation
-    dil_H, dil_W, out_H, out_W = plan.dil_H, plan.dil_W, plan.out_H, plan.out_W         # L821-L822
-    _N, _C_out = in_N, k_FO
-    out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=img.dtype, buffer=nl.shared_hbm, name='out')
-    C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES                        # L830-L831
-    kernel_size = k_H * k_W
-    # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
-    B = plan.buffers                                                                     # elements per partition
-    filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='filter_sbuf')
-    image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='image_sbuf')
-    dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=img.dtype, buffer=nl.sbuf, name='dilated_image')
-    product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='product_sbuf')
-    results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=img.dtype, buffer=nl.sbuf, name='results_sbuf')
+def conv2d_depthwise_f01b_o01i_bf01(
+        img,  # (C, H, W, N) f01b image in HBM ((C, N, W, H) if in_perm == (1, 0, 3, 2))
+        filter,  # (C, k_H, k_W, 1) o01i
+        padding,  # ((H_padding_l, H_padding_r), (W_padding_l, W_padding_r))
+        stride=None,  # must be (1, 1) or None
+        rhs_dilation=None,  # must be (1, 1) or None
+        lhs_dilation=None,  # (dil_H_lhs, dil_W_lhs), None = (1, 1)
+        in_perm=None,  # None, or (1, 0, 3, 2) for an fb10 image
+        out_shape=None,  # optional (N, C, out_H, out_W), checked
+        *, bookkeeping='fixed',  # 'fixed' or 'literal' H-window bookkeeping
+        dtype_size=DTYPE_SIZE_AS_WRITTEN):  # budget bytes per element (as written: 4); None = real size
+  "2D depthwise convolution with LHS dilation on the Vector engine; returns (N, C, out_H, out_W) (bf01)."
+  _check_unsupported(stride, rhs_dilation, in_perm)  # L795-L798, before anything
+  check_tensor(img, 'img', 4, '(C, H, W, N) (f01b)' if in_perm is None else '(C, N, W, H) (fb10)')
+  check_tensor(filter, 'filter', 4, '(C, k_H, k_W, 1) (o01i)')
+  plan = conv2d_plan(img.shape, filter.shape, padding, stride, rhs_dilation, lhs_dilation, in_perm, out_shape,
+                     img.dtype, filter.dtype, bookkeeping=bookkeeping, dtype_size=dtype_size,
+                     target=current_core().target)  # L792-L842, sizes, SBUF
+  n = sum(plan.instruction_counts().values())
+  if n > MAX_INSTRUCTIONS:
+    raise SimulatorError(f"this call would issue {n:,} instructions ({plan.C_NUM_TILES} channel tiles x N={plan.in_N} "
+                         f"x out_H={plan.out_H:,} output rows x (k_H * k_W={plan.kernel_size} multiplies, a reduce and a "
+                         f"memset), with the loads and stores), and a simulated launch may issue at most "
+                         f"{MAX_INSTRUCTIONS:,} (MAX_INSTRUCTIONS); conv2d_plan still describes it")
+  # L798-L799: fb10 -> f01b on the Vector engine (the original stays in SBUF; dwlit's transpose writes HBM: see above)
+  if in_perm is not None: img = tiled_dve_transpose_210.func(img)
+  in_C, in_H, in_W, in_N = img.shape  # f01b
+  dtype = img.dtype  # L810 (the budget ignores it)
+  k_FO, k_H, k_W, k_FI = filter.shape  # o01i
+  (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = plan.padding
+  dil_H_lhs, dil_W_lhs = plan.lhs_dilation
+  dil_H, dil_W, out_H, out_W = plan.dil_H, plan.dil_W, plan.out_H, plan.out_W  # L821-L822
+  _N, _C_out = in_N, k_FO
+  out = nl.ndarray((_N, _C_out, out_H, out_W), dtype=dtype, buffer=nl.shared_hbm, name='out')
+  C_TILE_SIZE, C_NUM_TILES = plan.C_TILE_SIZE, plan.C_NUM_TILES  # L830-L831
+  kernel_size = k_H * k_W
+  # dwlit allocates every SBUF buffer once, sized from the plan's maxima; the original allocates per tile
+  B = plan.buffers  # elements per partition
+  filter_sbuf = nl.ndarray((C_TILE_SIZE, B['filter_sbuf']), dtype=dtype, buffer=nl.sbuf, name='filter_sbuf')
+  image_sbuf = nl.ndarray((C_TILE_SIZE, B['image_sbuf']), dtype=dtype, buffer=nl.sbuf, name='image_sbuf')
+  dilated_image = nl.ndarray((C_TILE_SIZE, B['dilated_image']), dtype=dtype, buffer=nl.sbuf, name='dilated_image')
+  product_sbuf = nl.ndarray((C_TILE_SIZE, B['product_sbuf']), dtype=dtype, buffer=nl.sbuf, name='product_sbuf')
+  results_sbuf = nl.ndarray((C_TILE_SIZE, B['results_sbuf']), dtype=dtype, buffer=nl.sbuf, name='results_sbuf')
 
-    for c_tile in range(C_NUM_TILES):                                                    # L847
-        c_start = c_tile * C_TILE_SIZE
-        c_current = min(C_TILE_SIZE, in_C - c_start)
-        nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),     # L855-L864: taps contiguous
-                      filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        for n_idx in range(in_N):                                                        # one batch element
-            for t in plan.tiles:                                                         # L876: the H window
-                outer_row, load_h_size, window_size = t.outer_row, t.load_h_size, t.window_size
-                if t.loads:                                                              # L949-L968
-                    nisa.dma_copy(image_sbuf.ap([[B['image_sbuf'], c_current], [1, load_h_size * in_W]]),
-                                  img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, load_h_size], [in_N, in_W]],
-                                         offset=c_start * in_H * in_W * in_N + t.org_image_index * in_W * in_N + n_idx))
-                nisa.memset(dilated_image.ap([[B['dilated_image'], c_current], [1, t.dilated_h_size * dil_W]]), 0)  # L973
-                if t.loads:                                                              # L977-L995: scatter
-                    nisa.dma_copy(dilated_image.ap([[B['dilated_image'], c_current], [dil_H_lhs * dil_W, load_h_size],
-                                                    [dil_W_lhs, in_W]], offset=t.i_padding * dil_W + W_padding_l),
-                                  image_sbuf.ap([[B['image_sbuf'], c_current], [in_W, load_h_size], [1, in_W]]))
-                nisa.memset(results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]), 0)
-                for h_offset in nl.affine_range(window_size):                            # each output row of the tile
-                    nisa.memset(product_sbuf.ap([[B['product_sbuf'], c_current], [1, out_W * kernel_size]]), 0)
-                    for kh in range(k_H):
-                        for kw in range(k_W):                                            # all taps, unrolled
-                            kernel_idx = kh * k_W + kw; img_h = h_offset + kh; img_w_base = kw
-                            nisa.tensor_tensor(                                          # L1015
-                                dst=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=kernel_idx),
-                                data1=filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=kernel_idx),  # stride 0
-                                data2=dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]],
-                                                       offset=img_h * dil_W + img_w_base),
-                                op=nl.multiply)
-                    nisa.tensor_reduce(                                                  # L1046: ONE reduce, all taps
-                        dst=results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W),
-                        op=nl.add,
-                        data=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W], [1, kernel_size]]),
-                        axis=2)
-                nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, window_size * out_W]],     # L1072-L1090
-                                     offset=n_idx * _C_out * out_H * out_W + c_start * out_H * out_W + outer_row * out_W),
-                              results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]))
+  for c_tile in range(C_NUM_TILES):  # L847
+    c_start = c_tile * C_TILE_SIZE
+    c_current = min(C_TILE_SIZE, in_C - c_start)
+    nisa.dma_copy(filter_sbuf.ap([[kernel_size, c_current], [1, kernel_size]]),  # L855-L864: taps contiguous
+                  filter.ap([[k_H * k_W * k_FI, c_current], [1, kernel_size]], offset=c_start * kernel_size))
+    for n_idx in range(in_N):  # one batch element
+      for t in plan.tiles:  # L876: the H window
+        outer_row, load_h_size, window_size = t.outer_row, t.load_h_size, t.window_size
+        if t.loads:  # L949-L968
+          nisa.dma_copy(image_sbuf.ap([[B['image_sbuf'], c_current], [1, load_h_size * in_W]]),
+                        img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, load_h_size], [in_N, in_W]],
+                               offset=c_start * in_H * in_W * in_N + t.org_image_index * in_W * in_N + n_idx))
+        nisa.memset(dilated_image.ap([[B['dilated_image'], c_current], [1, t.dilated_h_size * dil_W]]), 0)  # L973
+        if t.loads:  # L977-L995: scatter
+          nisa.dma_copy(dilated_image.ap([[B['dilated_image'], c_current], [dil_H_lhs * dil_W, load_h_size],
+                                          [dil_W_lhs, in_W]], offset=t.i_padding * dil_W + W_padding_l),
+                        image_sbuf.ap([[B['image_sbuf'], c_current], [in_W, load_h_size], [1, in_W]]))
+        nisa.memset(results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]), 0)
+        for h_offset in nl.affine_range(window_size):  # each output row of the tile
+          nisa.memset(product_sbuf.ap([[B['product_sbuf'], c_current], [1, out_W * kernel_size]]), 0)
+          for kh in range(k_H):
+            for kw in range(k_W):  # all taps, unrolled
+              kernel_idx = kh * k_W + kw; img_h = h_offset + kh; img_w_base = kw
+              nisa.tensor_tensor(  # L1015
+                  dst=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W]], offset=kernel_idx),
+                  data1=filter_sbuf.ap([[kernel_size, c_current], [0, out_W]], offset=kernel_idx),  # stride 0
+                  data2=dilated_image.ap([[B['dilated_image'], c_current], [1, out_W]],
+                                         offset=img_h * dil_W + img_w_base),
+                  op=nl.multiply)
+          nisa.tensor_reduce(  # L1046: ONE reduce, all taps
+              dst=results_sbuf.ap([[B['results_sbuf'], c_current], [1, out_W]], offset=h_offset * out_W),
+              op=nl.add,
+              data=product_sbuf.ap([[B['product_sbuf'], c_current], [kernel_size, out_W], [1, kernel_size]]),
+              axis=2)
+        nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, window_size * out_W]],  # L1072-L1090
+                             offset=n_idx * _C_out * out_H * out_W + c_start * out_H * out_W + outer_row * out_W),
+                      results_sbuf.ap([[B['results_sbuf'], c_current], [1, window_size * out_W]]))
+  return out
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #3e4f5a6b
+def conv2d_emit_order(plan) -> list:
+    "The 2D kernel's instructions for one call, in order: (op, tensor written, where in the loops of L847-L1092)."
+    if not isinstance(plan, Conv2dPlan): raise SimulatorTypeError(f"plan must be a Conv2dPlan (conv2d_plan(...)), got {type(plan).__name__}")
+    out = []
+    if plan.in_perm is not None:                          # fb10 -> f01b first: per channel tile and chunk of H rows
+        chunks = div_ceil(plan.in_H, transpose_chunk_rows(plan.in_N, plan.in_W, plan.in_H, plan.itemsize))
+        out += [x for c in range(plan.C_NUM_TILES) for h in range(chunks) for x in (
+            ('dma_copy', 'src', f"transpose, channel tile {c}, chunk {h}: load"), ('dve_transpose', 'dst', f"... {c}, {h}: transpose"),
+            ('dma_copy', 'img_f01b', f"transpose, channel tile {c}, chunk {h}: store"))]
+    for c in range(plan.C_NUM_TILES):
+        out.append(('dma_copy', 'filter_sbuf', f"channel tile {c}: load the filter"))
+        for n, (i, t) in ((n, it) for n in range(plan.in_N) for it in enumerate(plan.tiles)):
+            at = f"channel tile {c}, batch element {n}, H tile {i}"
+            out += [('dma_copy', 'image_sbuf', f"{at}: load the image rows")] * t.loads + [
+                ('memset', 'dilated_image', f"{at}: zero the dilated tile")] + [
+                ('dma_copy', 'dilated_image', f"{at}: scatter onto the dilation grid")] * t.loads + [
+                ('memset', 'results_sbuf', f"{at}: zero the results")]
+            for r in range(t.outer_row, t.outer_row + t.window_size):
+                out += ([('memset', 'product_sbuf', f"{at}, output row {r}: zero the products")] +
+                        [('tensor_tensor', 'product_sbuf', f"{at}, output row {r}, tap {k}: multiply") for k in range(plan.kernel_size)] +
+                        [('tensor_reduce', 'results_sbuf', f"{at}, output row {r}: reduce")])
+            out.append(('dma_copy', 'out', f"{at}: store the output rows"))
     return out
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #4f5a6b7c
+def check_conv2d_emit_order(tr, plan) -> int:
+    "Compare trace `tr` of one 2D call (one program) with `conv2d_emit_order(plan)`; return the instructions checked."
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"tr must be a Trace (with trace() as tr: ...), got {type(tr).__name__}")
+    want = conv2d_emit_order(plan) + [('nothing', '-', 'the end')]
+    got = [(i.op, i.dst.tensor) for i in tr.instructions] + [('nothing', '-')]
+    if any(i.program_id for i in tr.instructions): raise AssertionError("the trace has instructions of programs other than 0")
+    for j, (w, g) in enumerate(zip(want, got)):
+        if w[:2] != g: raise AssertionError(f"instruction {j}: expected {w[0]} into {w[1]} ({w[2]}), got {g[0]} into {g[1]}")
+    return len(tr.instructions)
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #7242ed5c
+def free_addresses(acc) -> np.ndarray:
+    "The addresses partition 0 of a traced operand touches, shaped like its free axes."
+    a = np.array(acc.offset)
+    for step, num in acc.pattern[1:]: a = a[..., None] + step * np.arange(num)
+    return a
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #5b6c7d8e
+def draw_tile_loads(tr, p, ncols=4):
+    "Each loading tile: image rows read from HBM (left), image_sbuf (middle), where the scatter puts them (right)."
+    import matplotlib.pyplot as plt
+    if not isinstance(p, Conv2dPlan): raise SimulatorTypeError(f"p must be a Conv2dPlan (conv2d_plan(...)), got {type(p).__name__}")
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"tr must be a Trace of that call, got {type(tr).__name__}")
+    if p.C_NUM_TILES * p.in_N != 1 or p.in_H > 12:
+        raise SimulatorError("draw_tile_loads draws one channel tile of one batch element, at most 12 image rows, got "
+                             f"{p.C_NUM_TILES} channel tile(s), N={p.in_N}, in_H={p.in_H}")
+    copies = lambda name: [i for i in tr.instructions if i.op == 'dma_copy' and i.dst.tensor == name]
+    pairs, loading = list(zip(copies('image_sbuf'), copies('dilated_image'))), [(i, t) for i, t in enumerate(p.tiles) if t.loads]
+    colours = plt.get_cmap('tab10').colors
+    def grid(ax, shape):                                   # integer ticks and a light cell grid
+        ax.set_xticks(range(shape[1])); ax.set_yticks(range(shape[0]))
+        ax.set_xticks(np.arange(-.5, shape[1]), minor=True); ax.set_yticks(np.arange(-.5, shape[0]), minor=True)
+        ax.grid(which='minor', color='#bbbbbb', lw=0.5); ax.tick_params(which='minor', length=0); ax.tick_params(labelsize=8)
+    W, N, dil_W = p.in_W, p.in_N, p.dil_W
+    wcols = (ncols - 1) * p.lhs_dilation[1] + 2 + p.padding[1][0]                     # dilated columns shown
+    fig, axs = plt.subplots(len(pairs), 3, figsize=(8.8, 1.2 + 1.9 * len(pairs)), squeeze=False,
+                            gridspec_kw=dict(width_ratios=[ncols + 1, ncols + 1, wcols]))
+    for (ld, sc), (i, t), (a_img, a_sb, a_dil) in zip(pairs, loading, axs):
+        img_rows = (free_addresses(ld.srcs[0])[:, 0] // (W * N)) % p.in_H      # f01b address -> image row
+        g = np.ones((p.in_H, ncols, 3))
+        for r in img_rows: g[r] = colours[r % 10]
+        a_img.imshow(g, aspect='auto')
+        for r in range(p.in_H):
+            for c in range(ncols): a_img.text(c, r, f"x{r},{c}", ha='center', va='center', fontsize=8)
+        a_img.set_ylabel(f"tile {i}: image row", fontsize=8); grid(a_img, g.shape)
+        sb = free_addresses(sc.srcs[0])                                       # the scatter reads image_sbuf (rows, W)
+        g = np.ones((len(img_rows), ncols, 3))
+        for j, r in enumerate(img_rows):
+            g[sb[j, 0] // W] = colours[r % 10]
+            for c in range(ncols): a_sb.text(sb[j, c] % W, sb[j, c] // W, f"x{r},{c}", ha='center', va='center', fontsize=8)
+        a_sb.imshow(g, aspect='auto'); a_sb.set_ylabel('image_sbuf row', fontsize=8); grid(a_sb, g.shape)
+        dst = free_addresses(sc.dst)                                          # ... and writes dilated_image (rows, W)
+        g = np.ones((t.buffer_rows(p.lhs_dilation[0]), wcols, 3)); written = set()
+        for j, r in enumerate(img_rows):
+            for c in range(ncols):
+                rr, cc = divmod(int(dst[j, c]), dil_W)
+                g[rr, cc] = colours[r % 10]; written.add((rr, cc))
+                a_dil.text(cc, rr, f"x{r},{c}", ha='center', va='center', fontsize=8)
+        a_dil.imshow(g, aspect='auto'); a_dil.set_ylabel('buffer row', fontsize=8); grid(a_dil, g.shape)
+        for rr, cc in np.ndindex(g.shape[:2]):
+            if (rr, cc) not in written: a_dil.text(cc, rr, '0', ha='center', va='center', fontsize=8, color='#777777')
+    axs[0][0].set_title(f"HBM image (f01b, n = 0):\nrows the DMA reads", fontsize=8)
+    axs[0][1].set_title("image_sbuf: the same\nrows, dense", fontsize=8)
+    axs[0][2].set_title(f"dilated_image after memset and scatter\n(first {wcols} of {dil_W} columns)", fontsize=8)
+    for a in axs[-1]: a.set_xlabel('column', fontsize=8)
+    fig.suptitle("Input: the image rows each H tile loads (one colour per image row). "
+                 "Output: where the scatter DMA puts them", fontsize=9)
+    return fig
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #ba00f7b9
+def draw_output_row(tr, p, dil_img, filt, row=1):
+    "Which elements of dilated_image and of the filter each multiply reads, where its products land, what the reduce sums."
+    import matplotlib.pyplot as plt
+    if not isinstance(p, Conv2dPlan): raise SimulatorTypeError(f"p must be a Conv2dPlan (conv2d_plan(...)), got {type(p).__name__}")
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"tr must be a Trace of that call, got {type(tr).__name__}")
+    row = check_int(row, 'row', 0, len(tr.where(op='tensor_reduce')) - 1)
+    red = tr.where(op='tensor_reduce')[row]                           # the reduce of output row `row`, after its multiplies
+    k = tr.instructions.index(red); muls = tr.instructions[k - p.kernel_size:k]
+    ks, oW, dW = p.kernel_size, p.out_W, p.dil_W
+    TAP_COLOURS = plt.get_cmap('tab10').colors
+    fig, (a_d, a_f, a_p, a_r) = plt.subplots(1, 4, figsize=(8.8, 4.2),
+                                             gridspec_kw=dict(width_ratios=[dW, p.k_W + 0.3, ks, 1.3]))
+    a_d.imshow(np.where(dil_img != 0, 0.35, 0.0), cmap='Greys', vmin=0, vmax=1, aspect='auto')
+    for (r, c), v in np.ndenumerate(dil_img): a_d.text(c, r - 0.18, f"{v:g}", ha='center', va='center', fontsize=8)
+    for m in muls:                                                    # one bar per multiply: what it reads
+        k, a = m.srcs[0].offset, free_addresses(m.srcs[1])            # filter tap (stride 0); dilated_image elements
+        r, c = a // dW, a % dW
+        y = r[0] + 0.12 + 0.11 * (k % p.k_W)
+        a_d.plot([c[0] - 0.4, c[-1] + 0.4], [y, y], color=TAP_COLOURS[k], lw=2.5, solid_capstyle='butt')
+    a_d.set_title(f"dilated_image (input): rows {row}..{row + p.k_H - 1} read;\nbar = the {oW} elements one multiply reads",
+                  fontsize=8)
+    a_d.set_xlabel('column', fontsize=8); a_d.set_ylabel('buffer row', fontsize=8)
+    a_d.set_xticks(range(dW)); a_d.set_yticks(range(dil_img.shape[0]))
+    a_f.imshow(np.array([[TAP_COLOURS[i * p.k_W + j] for j in range(p.k_W)] for i in range(p.k_H)]), aspect='auto')
+    for (i, j), v in np.ndenumerate(filt):
+        a_f.text(j, i, f"tap {i * p.k_W + j}\n{v:g}", ha='center', va='center', fontsize=8, color='white')
+    a_f.set_xticks(range(p.k_W)); a_f.set_yticks(range(p.k_H))
+    a_f.set_title("filter (input):\none tap per multiply", fontsize=8); a_f.set_xlabel('kw', fontsize=8); a_f.set_ylabel('kh', fontsize=8)
+    prod, val = np.ones((oW, ks, 3)), np.zeros((oW, ks))
+    for m in muls:                                                    # where each multiply's products land
+        k = m.srcs[0].offset
+        for a, b in zip(free_addresses(m.dst), free_addresses(m.srcs[1])):
+            prod[a // ks, a % ks] = TAP_COLOURS[k]; val[a // ks, a % ks] = dil_img.flat[b] * filt.flat[k]
+    a_p.imshow(prod, aspect='auto', alpha=0.75)
+    for (xx, k), v in np.ndenumerate(val): a_p.text(k, xx, f"{v:g}", ha='center', va='center', fontsize=8)
+    a_p.set_xticks(range(ks)); a_p.set_yticks(range(oW))
+    a_p.set_xlabel(f"tap k (element x * {ks} + k)", fontsize=8); a_p.set_ylabel('output column x', fontsize=8)
+    a_p.set_title("product_sbuf: multiply k\nwrites column k", fontsize=8)
+    sums = {int(a) - row * oW: val[int(a) - row * oW].sum() for a in free_addresses(red.dst)}   # what the reduce writes
+    a_r.imshow(np.full((oW, 1), 0.6), cmap='Greens', vmin=0, vmax=1, aspect='auto')
+    for xx, s in sums.items(): a_r.text(0, xx, f"{s:g}", ha='center', va='center', fontsize=8)
+    a_r.set_xticks([]); a_r.set_yticks(range(oW)); a_r.set_xlabel(f"results\nrow {row}", fontsize=8)
+    a_r.set_title("1 reduce:\nrow sums", fontsize=8)
+    for a in (a_d, a_f, a_p, a_r): a.tick_params(labelsize=8)
+    fig.suptitle(f"Input: the dilated tile and the {p.k_H} x {p.k_W} filter. Output: output row {row}, from {ks} "
+                 f"multiplies (one per tap, each {oW} wide) and one reduce", fontsize=9)
+    return fig, val, sums
+
+# %% ../../nbs/kernels/14_conv2d.ipynb #6d2e28d7
+def useful_fraction(H, W, kH, kW, padding, lhs):
+    "Fraction of all multiplies whose image operand is a real sample (not an inserted zero or padding)."
+    p = conv2d_plan((1, H, W, 1), (1, kH, kW, 1), padding, lhs_dilation=lhs)          # checks the arguments
+    rows = np.array([s >= 0 for s in dilated_row_sources(H, padding[0], lhs[0])], float)
+    cols = np.array([s >= 0 for s in dilated_row_sources(W, padding[1], lhs[1])], float)
+    # output (y, x) and tap (a, b) read element (y + a, x + b): sum the real-sample mask over all of them
+    real = sum(rows[a:a + p.out_H].sum() * cols[b:b + p.out_W].sum() for a in range(kH) for b in range(kW))
+    return real / (p.out_H * p.out_W * kH * kW)

@@ -8,12 +8,13 @@ Docs: https://dwlit.github.io/dwlit/kernels/dilation.html.md"""
 from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
-from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding,
+from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding, shown,
                        PADDING_FORM)
 from ..sim import check_tensor, current_core
 from ..sim import language as nl, isa as nisa
 from ..sim import kernel
-from .tiling import div_ceil
+from .tiling import div_ceil, C_TILE_SIZE
+from .reference import output_width
 
 # %% auto #0
 __all__ = ['PAD', 'ZERO', 'MAX_LISTED_ROWS', 'BOOKKEEPING', 'MAX_H_TILES', 'MAX_CHECKED_ROWS', 'MAX_DRAWN_ROWS',
@@ -37,6 +38,10 @@ def calc_inverse_dilated_dimension(D: int, # a dilated extent (the H window also
     D, dil = check_int(D, 'D'), check_int(dil, 'dil', 1)
     return (D + dil - 1) // dil
 
+# %% ../../nbs/kernels/13_dilation.ipynb #53d8f0ef
+PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
+MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
+
 # %% ../../nbs/kernels/13_dilation.ipynb #b1a0827a
 def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
     "For each row of the dilated, padded image: the image row it holds, or `PAD` / `ZERO`."
@@ -51,10 +56,6 @@ def dilated_row_sources(in_H: int, H_padding: tuple, dil_H_lhs: int) -> list:
         rows.append(i)
         if i < in_H - 1: rows += [ZERO] * (dil_H_lhs - 1)
     return rows + [PAD] * H_r
-
-# %% ../../nbs/kernels/13_dilation.ipynb #53d8f0ef
-PAD, ZERO = -2, -1          # markers for a padding row and an inserted (dilation) zero row
-MAX_LISTED_ROWS = 10**6     # dilated_row_sources and tile_rows list one entry per row: at most this many
 
 # %% ../../nbs/kernels/13_dilation.ipynb #a2e7c92f
 @kernel
@@ -99,15 +100,21 @@ def _check_dilate_tile(shape, itemsize, lhs_dilation, padding) -> tuple:
 def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     "Draw a dilated, padded 2-D buffer: image samples (numbered), inserted zeros and padding in different colours."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
-    (dh, dw), ((H_l, _), (W_l, _)) = lhs_dilation, padding
+    (dh, dw), ((H_l, H_r), (W_l, W_r)) = check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1), check_padding(padding)
+    for a, arg in ((x2d, 'x2d'), (dilated, 'dilated')):
+        if not isinstance(a, np.ndarray) or a.ndim != 2: raise SimulatorTypeError(f"{arg} must be a 2-D NumPy array, got {type(a).__name__}")
     H, W = x2d.shape
+    want = (calc_dilated_dimension(H, dh) + H_l + H_r, calc_dilated_dimension(W, dw) + W_l + W_r)
+    if dilated.shape != want or max(want) > 40:
+        raise SimulatorError(f"dilated must be x2d {x2d.shape} dilated by lhs_dilation {(dh, dw)} and padded by {padding}, "
+                             f"{want}, and at most 40 x 40 to be drawn; got dilated.shape={dilated.shape}")
     kind = np.zeros(dilated.shape)                     # 0 padding, 1 inserted zero, 2 image sample
     kind[H_l:H_l + (H - 1) * dh + 1, W_l:W_l + (W - 1) * dw + 1] = 1
     kind[H_l:H_l + (H - 1) * dh + 1:dh, W_l:W_l + (W - 1) * dw + 1:dw] = 2
     ax = ax or plt.subplots(figsize=(0.42 * dilated.shape[1] + 1.5, 0.42 * dilated.shape[0] + 1))[1]
     ax.imshow(kind, cmap=plt.matplotlib.colors.ListedColormap(['#dddddd', '#ffffff', '#6baed6']), vmin=0, vmax=2)
     for (r, c), k in np.ndenumerate(kind):
-        ax.text(c, r, f"{dilated[r, c]:g}" if k == 2 else ('0' if k == 1 else 'p'), ha='center', va='center', fontsize=7)
+        ax.text(c, r, f"{dilated[r, c]:g}" if k == 2 else ('0' if k == 1 else 'p'), ha='center', va='center', fontsize=8)
     ax.set_xticks(range(dilated.shape[1])); ax.set_yticks(range(dilated.shape[0]))
     ax.set_xticks(np.arange(-.5, dilated.shape[1]), minor=True); ax.set_yticks(np.arange(-.5, dilated.shape[0]), minor=True)
     ax.grid(which='minor', color='#999999', linewidth=0.5)
@@ -139,6 +146,11 @@ class HTile:
         dil_H_lhs = check_int(dil_H_lhs, 'dil_H_lhs', 1)
         return max(self.dilated_h_size, self.i_padding + (self.load_h_size - 1) * dil_H_lhs + 1 if self.loads else 0)
 
+# %% ../../nbs/kernels/13_dilation.ipynb #e510d371
+BOOKKEEPING = ('fixed', 'literal')   # h_window_plan's two versions of the last-row path
+MAX_H_TILES = 100_000                 # the planner takes one loop step per tile: plans longer than this are refused
+MAX_CHECKED_ROWS = 10**7              # plan_errors rebuilds and compares rows one by one: at most this many
+
 # %% ../../nbs/kernels/13_dilation.ipynb #1d90d89b
 def _check_bookkeeping(bookkeeping):
     if not isinstance(bookkeeping, str) or bookkeeping not in BOOKKEEPING:
@@ -156,7 +168,7 @@ def h_window_plan(in_H: int, # image rows
     in_H, k_H, (H_padding_l, H_padding_r), dil_H_lhs, max_h_tile_size = _check_h_window(
         in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)
     dil_H_total = calc_dilated_dimension(in_H, dil_H_lhs) + H_padding_l + H_padding_r     # L821
-    out_H = dil_H_total - k_H + 1
+    out_H = output_width(in_H, k_H, (H_padding_l, H_padding_r), lhs_dilation=dil_H_lhs)
     tiles, outer_row = [], 0
     while outer_row < out_H:                                                           # L876
         is_last_row = outer_row > out_H - H_padding_r
@@ -203,24 +215,20 @@ def _check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeepin
     if max_h < k_H:
         raise SimulatorError(f"max_h_tile_size must be >= k_H: a tile is never shorter than the kernel, as the budget "
                              f"makes it; got max_h_tile_size={max_h}, k_H={k_H}")
-    out_H = dil_H_total - k_H + 1
+    out_H = output_width(in_H, k_H, (H_l, H_r), lhs_dilation=dil_H_lhs)
     per_tile = calc_dilated_dimension(max_h, dil_H_lhs) - k_H + 1      # output rows every tile but the last yields, at least
     most = div_ceil(out_H, per_tile) + 1
     if most > MAX_H_TILES:
-        raise SimulatorError(f"the H window would need up to {most:,} H tiles: out_H = {out_H:,} output rows, each tile "
-                             f"yielding at least {per_tile:,} (max_h_tile_size={max_h:,} image rows with "
-                             f"dil_H_lhs={dil_H_lhs:,}, k_H={k_H:,}); dwlit plans at most {MAX_H_TILES:,} tiles")
+        raise SimulatorError(f"the H window would need up to {most:,} H tiles: in_H={shown(in_H)}, H_padding={(H_l, H_r)} and "
+                             f"dil_H_lhs={shown(dil_H_lhs)} make out_H = {shown(out_H)} output rows, each tile "
+                             f"yielding at least {shown(per_tile)} (max_h_tile_size={shown(max_h)} image rows, k_H={k_H:,}); "
+                             f"dwlit plans at most {MAX_H_TILES:,} tiles")
     return in_H, k_H, (H_l, H_r), dil_H_lhs, max_h
-
-# %% ../../nbs/kernels/13_dilation.ipynb #e510d371
-BOOKKEEPING = ('fixed', 'literal')   # h_window_plan's two versions of the last-row path
-MAX_H_TILES = 100_000                 # the planner takes one loop step per tile: plans longer than this are refused
-MAX_CHECKED_ROWS = 10**7              # plan_errors rebuilds and compares rows one by one: at most this many
 
 # %% ../../nbs/kernels/13_dilation.ipynb #eded724d
 def _check_plan(plan) -> list:
-    if not isinstance(plan, (list, tuple)) or not all(isinstance(t, HTile) for t in plan):
-        raise SimulatorTypeError(f"plan must be a list of HTile records (what h_window_plan returns), got {type(plan).__name__}")
+    if not isinstance(plan, (list, tuple)) or not plan or not all(isinstance(t, HTile) for t in plan):
+        raise SimulatorTypeError(f"plan must be a non-empty list of HTile records (what h_window_plan returns), got {shown(plan)}")
     return list(plan)
 
 # %% ../../nbs/kernels/13_dilation.ipynb #9e6a244f
@@ -230,16 +238,16 @@ def _flags(t: HTile) -> str:
 
 # %% ../../nbs/kernels/13_dilation.ipynb #07bd513a
 def plan_table(plan: list) -> str:
-    "The plan as two Markdown tables narrow enough for the page: where each tile starts, then what it loads and yields."
+    "The plan as a text table, one line per tile: where it starts, the image rows it loads, what it yields, its flags."
     plan = _check_plan(plan)
-    where = ['| tile | outer_row | h_tile_size | flags |', '|---:|---:|---:|:---|']
-    what = ['| tile | image rows loaded | i_padding | dilated_h_size | window_size |', '|---:|:---|---:|---:|---:|']
+    lines = [f"{'tile':>4} {'outer_row':>9} {'h_tile_size':>11} {'loads rows':>12} {'i_padding':>9} {'dilated_h_size':>14} "
+             f"{'window_size':>11}  flags"]
     for i, t in enumerate(plan):
         first, last = t.org_image_index, t.org_image_index + t.load_h_size - 1
-        loaded = ('none' if not t.loads else f"{first} (1)" if first == last else f"{first}..{last} ({t.load_h_size})")
-        where.append(f"| {i} | {t.outer_row} | {t.h_tile_size} | {_flags(t)} |")
-        what.append(f"| {i} | {loaded} | {t.i_padding} | {t.dilated_h_size} | {t.window_size} |")
-    return '\n'.join(['**Where each tile starts**', ''] + where + ['', '**What it loads and yields**', ''] + what)
+        loaded = 'none' if not t.loads else f"{first}" if first == last else f"{first}..{last}"
+        lines.append(f"{i:>4} {t.outer_row:>9} {t.h_tile_size:>11} {loaded:>12} {t.i_padding:>9} {t.dilated_h_size:>14} "
+                     f"{t.window_size:>11}  {_flags(t)}")
+    return '\n'.join(lines)
 
 # %% ../../nbs/kernels/13_dilation.ipynb #e984c76d
 def tile_rows(t: HTile, dil_H_lhs: int) -> list:
@@ -247,7 +255,8 @@ def tile_rows(t: HTile, dil_H_lhs: int) -> list:
     if not isinstance(t, HTile): raise SimulatorTypeError(f"t must be an HTile (one tile of h_window_plan), got t={t!r}")
     n = t.buffer_rows(dil_H_lhs)
     if n > MAX_LISTED_ROWS:
-        raise SimulatorError(f"tile_rows lists one entry per buffer row: this tile's buffer has {n:,} rows, more than {MAX_LISTED_ROWS:,}")
+        raise SimulatorError(f"tile_rows lists one entry per buffer row: this tile with dil_H_lhs={shown(dil_H_lhs)} has a buffer "
+                             f"of {shown(n)} rows, more than {MAX_LISTED_ROWS:,}")
     rows = [ZERO] * n
     if t.loads:
         for k in range(t.load_h_size): rows[t.i_padding + k * dil_H_lhs] = t.org_image_index + k
@@ -260,10 +269,10 @@ def plan_errors(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping='f
     out_H = sum(t.window_size for t in plan)
     work = out_H * k_H + sum(t.buffer_rows(dil_H_lhs) for t in plan)
     if work > MAX_CHECKED_ROWS:
-        raise SimulatorError(f"plan_errors compares rows one by one: {out_H:,} output rows x k_H={k_H:,} rows, plus "
-                             f"the tiles' buffers, are {work:,} rows, more than {MAX_CHECKED_ROWS:,}")
+        raise SimulatorError(f"plan_errors compares rows one by one: in_H={shown(in_H)}, k_H={k_H:,}, H_padding={H_padding}, "
+                             f"dil_H_lhs={shown(dil_H_lhs)} and max_h_tile_size={shown(max_h_tile_size)} make {shown(out_H)} output "
+                             f"rows x k_H rows, plus the tiles' buffers, {shown(work)} rows, more than {MAX_CHECKED_ROWS:,}")
     truth = [max(r, ZERO) for r in dilated_row_sources(in_H, H_padding, dil_H_lhs)]   # padding reads as zero
-    out_H = len(truth) - k_H + 1
     bad, produced = [], []
     for t in plan:
         rows = tile_rows(t, dil_H_lhs)
@@ -286,15 +295,16 @@ def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, book
     t = plan[check_int(step, 'step', 0, len(plan) - 1)]
     src = dilated_row_sources(in_H, H_padding, dil_H_lhs)
     if len(src) > MAX_DRAWN_ROWS:
-        raise SimulatorError(f"draw_h_window draws one bar per row: at most {MAX_DRAWN_ROWS} rows, got {len(src):,}")
-    out_H = len(src) - k_H + 1
+        raise SimulatorError(f"draw_h_window draws one bar per row: at most {MAX_DRAWN_ROWS} rows, but in_H={in_H}, "
+                             f"H_padding={H_padding} and dil_H_lhs={dil_H_lhs} make {len(src):,}")
+    out_H = output_width(in_H, k_H, H_padding, lhs_dilation=dil_H_lhs)
     if axs is None: axs = plt.subplots(1, 2, figsize=(7, 0.26 * len(src) + 1.6))[1]
     a0, a1 = axs
     loaded = set(range(t.org_image_index, t.org_image_index + t.load_h_size)) if t.loads else set()
     for r, s in enumerate(src):
         c = _KIND_COLOURS.get(s, '#ff9933' if s in loaded else '#6baed6')
         a0.barh(r, 1, color=c, edgecolor='#888888', linewidth=0.5)
-        a0.text(0.5, r, {PAD: 'pad', ZERO: '0'}.get(s, f"x{s}"), ha='center', va='center', fontsize=7)
+        a0.text(0.5, r, {PAD: 'pad', ZERO: '0'}.get(s, f"x{s}"), ha='center', va='center', fontsize=8)
     a0.add_patch(plt.Rectangle((-0.08, t.outer_row - 0.5), 1.16, t.dilated_h_size, fill=False, edgecolor='red', linewidth=2))
     a0.set_ylim(len(src) - 0.5, -0.5); a0.set_xlim(-0.2, 1.2); a0.set_xticks([])
     a0.set_ylabel('row of the dilated, padded image')
@@ -304,7 +314,7 @@ def draw_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, step=0, book
         done = o < t.outer_row
         mine = t.outer_row <= o < t.outer_row + t.window_size
         a1.barh(o, 1, color='#31a354' if mine else ('#bbbbbb' if done else '#ffffff'), edgecolor='#888888', linewidth=0.5)
-        a1.text(0.5, o, f"out {o}", ha='center', va='center', fontsize=7)
+        a1.text(0.5, o, f"out {o}", ha='center', va='center', fontsize=8)
     a1.set_ylim(len(src) - 0.5, -0.5); a1.set_xlim(-0.2, 1.2); a1.set_xticks([])
     a1.set_ylabel('output row')
     a1.set_title(f"Output: rows {t.outer_row}..{t.outer_row + t.window_size - 1} (green);\ngrey = earlier tiles", fontsize=8)
@@ -315,6 +325,7 @@ def h_window_widget(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_siz
     "ipywidgets: choose a shape and step through the tiles of its H window."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     import ipywidgets as W
+    in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size = _check_h_window(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size)
     s = dict(continuous_update=False, style={'description_width': 'initial'})
     w = dict(in_H=W.IntSlider(in_H, 1, 12, description='in_H', **s), k_H=W.IntSlider(k_H, 1, 7, description='k_H', **s),
              H_l=W.IntSlider(H_padding[0], 0, 6, description='H_l', **s), H_r=W.IntSlider(H_padding[1], 0, 6, description='H_r', **s),
@@ -341,7 +352,7 @@ def h_window_animation(in_H=5, k_H=3, H_padding=(2, 3), dil_H_lhs=2, max_h_tile_
     "A matplotlib animation, one frame per tile: the static counterpart of `h_window_widget`."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
     from matplotlib import animation
-    n = len(h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping))
+    n, dpi = len(h_window_plan(in_H, k_H, H_padding, dil_H_lhs, max_h_tile_size, bookkeeping)), check_int(dpi, 'dpi', 50, 300)
     fig, axs = plt.subplots(1, 2, figsize=(6, 4.6), dpi=dpi)
     def frame(i):
         for a in axs: a.clear()

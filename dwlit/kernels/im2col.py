@@ -1,4 +1,4 @@
-"""Two overlapping access patterns turn one SBUF row per channel into an im2col matrix that is never copied; one multiply and one reduce on the Vector engine finish a depthwise convolution. The PE array would waste 127 of every 128 multiplies.
+"""Two overlapping access patterns turn one SBUF row per channel into an im2col matrix that is never copied; one multiply and one reduce on the Vector engine finish a depthwise convolution.
 
 Docs: https://dwlit.github.io/dwlit/kernels/virtual_im2col.html.md"""
 
@@ -6,43 +6,35 @@ Docs: https://dwlit.github.io/dwlit/kernels/virtual_im2col.html.md"""
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #2d10f008
 from __future__ import annotations
-import contextlib
 import numpy as np
-from ..sim import NeuronCore, use_core, ndarray, sbuf, psum, float32, check_tensor
-from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_padding,
-                       errors_from)
+from ..sim import NeuronCore, use_core, ndarray, float32, check_tensor, SimulatorError, check_int
 from ..sim import View, touch_counts
-from ..sim import language as nl, isa as nisa
-from ..sim import kernel
+from .reference import output_width
 
 # %% auto #0
-__all__ = ['MAX_VIEW', 'MAX_MAP', 'MAX_DENSE', 'window_ap', 'broadcast_ap', 'read_map', 'show_im2col', 'im2col_explorer',
-           'dense_conv1d_args', 'conv1d_dense_on_pe_array', 'depthwise_as_dense', 'pe_macs']
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #b7a034a9
-MAX_VIEW = 2**40    # elements per partition a view may index (NumPy's limit on one array is 2**63 bytes)
+__all__ = ['MAX_MAP', 'view_args', 'window_ap', 'broadcast_ap', 'read_map', 'show_im2col', 'im2col_explorer']
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #d3ce73ef
-def _view_sizes(W_out, W_f, offset):
-    "W_out, W_f, offset as Python ints, with the (W_out, W_f) view small enough to index."
+def view_args(t, arg: str, W_out, W_f, offset, kind: str) -> tuple:
+    "Check a view's arguments: `t` a simulated tensor; W_out, W_f, offset Python ints whose view stays in each partition's row."
+    check_tensor(t, arg)
     W_out, W_f, offset = check_int(W_out, 'W_out', 1), check_int(W_f, 'W_f', 1), check_int(offset, 'offset', 0)
-    if W_out * W_f > MAX_VIEW:
-        raise SimulatorError(f"a view of W_out x W_f = {W_out:,} x {W_f:,} elements per partition is more than the "
-                             f"{MAX_VIEW:,} a view can index")
+    last = offset + (W_out - 1 if kind == 'window' else 0) + W_f - 1      # the last element of the row it reads
+    if last >= t.partition_size:
+        raise SimulatorError(f"the {kind} view would read elements {offset:,}..{last:,} of each partition's row, but {arg} holds "
+                             f"{t.partition_size:,} per partition (W_out={W_out:,}, W_f={W_f:,}, offset={offset:,})")
     return W_out, W_f, offset
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #9594527f
 def window_ap(t, W_out, W_f, offset=0) -> View:
     "The sliding-window view `[[row, P], [1, W_out], [1, W_f]]` of an SBUF tile `t` (P partitions, one row each)."
-    check_tensor(t, 't')
-    W_out, W_f, offset = _view_sizes(W_out, W_f, offset)
+    W_out, W_f, offset = view_args(t, 't', W_out, W_f, offset, 'window')
     return t.ap([[t.partition_size, t.shape[0]], [1, W_out], [1, W_f]], offset=offset)
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #25162845
 def broadcast_ap(f, W_out, W_f, offset=0) -> View:
     "The filter view `[[W_f, P], [0, W_out], [1, W_f]]`: the same W_f taps for every output position."
-    check_tensor(f, 'f')
-    W_out, W_f, offset = _view_sizes(W_out, W_f, offset)
+    W_out, W_f, offset = view_args(f, 'f', W_out, W_f, offset, 'filter')
     return f.ap([[f.partition_size, f.shape[0]], [0, W_out], [1, W_f]], offset=offset)
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #8035f82f
@@ -53,33 +45,30 @@ def read_map(W, W_f, pad_l=0, pad_r=0):
     "For a padded row: (element read by each (w, k) as a (W_out, W_f) array, reads per element), from the window view."
     W, W_f = check_int(W, 'W', 1), check_int(W_f, 'W_f', 1)
     pad_l, pad_r = check_int(pad_l, 'pad_l', 0), check_int(pad_r, 'pad_r', 0)
-    image_size = pad_l + W + pad_r
-    W_out = image_size - W_f + 1
+    W_out = output_width(W, W_f, (pad_l, pad_r))
     if W_out < 1:
         raise SimulatorError(f"read_map: W_out = pad_l + W + pad_r - W_f + 1 must be >= 1, got W_out={W_out} "
-                             f"(W={W}, W_f={W_f}, padding ({pad_l}, {pad_r})): the padded row is shorter than the filter")
+                             f"(W={W}, W_f={W_f}, pad_l={pad_l}, pad_r={pad_r}): the padded row is shorter than the filter")
     if W_out * W_f > MAX_MAP:
-        raise SimulatorError(f"read_map: the map has W_out x W_f = {W_out:,} x {W_f:,} cells, more than the "
-                             f"{MAX_MAP:,} it draws from; use a shorter row (W={W:,}) or filter")
+        raise SimulatorError(f"read_map: W={W:,}, W_f={W_f:,}, pad_l={pad_l:,} and pad_r={pad_r:,} make a map of W_out x "
+                             f"W_f = {W_out:,} x {W_f:,} cells, more than the {MAX_MAP:,} it draws from")
     with use_core(NeuronCore()):
-        row = ndarray((1, image_size), float32, name='row')
-        v = window_ap(row, W_out, W_f)
+        v = window_ap(ndarray((1, pad_l + W + pad_r), float32, name='row'), W_out, W_f)
         return v.addresses()[0], touch_counts(v)[0]
 
 # %% ../../nbs/kernels/08_virtual_im2col.ipynb #dd3b82c1
 def show_im2col(W=8, W_f=3, pad_l=1, pad_r=1, fig=None):
     "Draw `read_map`: the (output position, tap) grid of elements read, over the padded SBUF row and its read counts."
     import matplotlib.pyplot as plt
-    if check_int(W, 'W', 1) + check_int(pad_l, 'pad_l', 0) + check_int(pad_r, 'pad_r', 0) > 64 or check_int(W_f, 'W_f', 1) > 32:
-        raise SimulatorError(f"show_im2col draws padded rows of at most 64 elements and filters of at most 32 taps, "
-                             f"got W={W}, W_f={W_f}, padding ({pad_l}, {pad_r}); read_map gives the numbers for any size")
+    if check_int(W, 'W', 1) + check_int(pad_l, 'pad_l', 0) + check_int(pad_r, 'pad_r', 0) > 48 or check_int(W_f, 'W_f', 1) > 24:
+        raise SimulatorError(f"show_im2col draws padded rows of at most 48 elements and filters of at most 24 taps, got W={W}, "
+                             f"W_f={W_f}, pad_l={pad_l}, pad_r={pad_r}; read_map gives the numbers for any size")
     idx, counts = read_map(W, W_f, pad_l, pad_r)
     W_out, n = idx.shape[0], counts.size
     is_pad = (np.arange(n) < pad_l) | (np.arange(n) >= pad_l + W)
-    fig = fig or plt.figure(figsize=(min(9, max(6, 1.5 + 0.42 * max(n, W_f * 2))), 2.1 + 0.32 * W_out + 0.9))
+    fig = fig or plt.figure(figsize=(min(8.8, max(6, 1.5 + 0.42 * max(n, W_f * 2))), 3.0 + 0.32 * W_out))
     top, bot = fig.subplots(2, 1, gridspec_kw=dict(height_ratios=[max(W_out, 1), 1.4]))
-    grid = np.where(is_pad[idx], 0.35, 0.0) + (idx % 2) * 0.08
-    top.imshow(grid, cmap='Greys', vmin=0, vmax=1, aspect='auto')
+    top.imshow(np.where(is_pad[idx], 0.35, 0.0) + (idx % 2) * 0.08, cmap='Greys', vmin=0, vmax=1, aspect='auto')
     for (w, k), i in np.ndenumerate(idx): top.text(k, w, str(i), ha='center', va='center', fontsize=8)
     top.set_xticks(range(W_f)); top.set_yticks(range(W_out))
     top.set_xlabel('tap k'); top.set_ylabel('output position w')
@@ -87,7 +76,7 @@ def show_im2col(W=8, W_f=3, pad_l=1, pad_r=1, fig=None):
                   f"W={W}, W_f={W_f}, padding=({pad_l}, {pad_r}), W_out={W_out}", fontsize=9)
     bot.imshow(counts[None, :], cmap='Blues', vmin=0, vmax=max(W_f, 1) + 1, aspect='auto')
     for i, c in enumerate(counts):
-        bot.text(i, 0, f"{c}", ha='center', va='center', fontsize=7, color='white' if c > W_f / 2 + 0.5 else 'black')
+        bot.text(i, 0, f"{c}", ha='center', va='center', fontsize=8, color='white' if c > W_f / 2 + 0.5 else 'black')
         if is_pad[i]: bot.add_patch(plt.Rectangle((i - 0.5, -0.5), 1, 1, fill=False, hatch='///', edgecolor='grey', lw=0))
     bot.set_yticks([]); bot.set_xlabel('element of the padded SBUF row (hatched: padding, memset to 0)')
     bot.set_title('Input: the padded row of one partition; number = times the window reads it', fontsize=9)
@@ -98,7 +87,6 @@ def show_im2col(W=8, W_f=3, pad_l=1, pad_r=1, fig=None):
 def im2col_explorer():
     "An ipywidgets explorer of `show_im2col` over W, W_f and the two paddings."
     import ipywidgets as W_, matplotlib.pyplot as plt
-    from IPython.display import display
     s = dict(continuous_update=False)
     w = W_.IntSlider(8, min=1, max=24, description='W', **s)
     f = W_.IntSlider(3, min=1, max=9, description='W_f', **s)
@@ -113,79 +101,3 @@ def im2col_explorer():
     for x in (w, f, l, r): x.observe(draw, 'value')
     draw()
     return W_.VBox([W_.HBox([w, f]), W_.HBox([l, r]), out])
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #0ee1a40b
-def dense_conv1d_args(img, weight, padding, out_shape) -> tuple:
-    "Check a call of `conv1d_dense_on_pe_array`; return (N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out)."
-    with errors_from('conv1d_dense_on_pe_array'):
-        check_tensor(img, 'img'); check_tensor(weight, 'weight')
-        N, C, H, W = check_shape(img.shape, 'img.shape', ('N', 'C', 'H', 'W'), '(N, C, 1, W)')
-        C_o, C_i, H_f, W_f = check_shape(weight.shape, 'weight.shape', ('C_out', 'C_in', 'H_f', 'W_f'), '(C_out, C_in, 1, W_f)')
-        if out_shape is None: raise SimulatorError("out_shape is required: pass (N, C_out, 1, W_out)")
-        oN, oC, K0, K1 = check_shape(out_shape, 'out_shape', ('N', 'C_out', 'K0', 'W_out'), '(N, C_out, 1, W_out)')
-        (H_l, H_r), (W_padding_l, W_padding_r) = check_padding(padding)
-        if (H, H_f, K0) != (1, 1, 1):
-            raise SimulatorError(f"a 1D convolution needs H == 1 (img.shape), H_f == 1 (weight.shape) and K0 == 1 (out_shape), "
-                                 f"got H={H}, H_f={H_f}, K0={K0}")
-        if C_i != C: raise SimulatorError(f"weight.shape[1] (C_in) must equal img's C, got C_in={C_i} and C={C}")
-        if (H_l, H_r) != (0, 0): raise SimulatorError(f"padding[0] (H padding) must be (0, 0), got {(H_l, H_r)}")
-        if W_padding_l < 0 or W_padding_r < 0:
-            raise SimulatorError(f"padding must be >= 0, got W_padding_l={W_padding_l}, W_padding_r={W_padding_r}")
-        W_out = W_padding_l + W + W_padding_r - W_f + 1
-        if W_out < 1: raise SimulatorError(f"W_out = W_padding_l + W + W_padding_r - W_f + 1 must be >= 1, got W_out={W_out}")
-        if (oN, oC, K1) != (N, C_o, W_out):
-            raise SimulatorError(f"out_shape must be (N, C_out, 1, W_out) = {(N, C_o, 1, W_out)}, got out_shape={(oN, oC, K0, K1)}")
-        if C > 128 or C_o > 128 or W_out > 512:
-            raise SimulatorError(f"one tile only: C <= 128, C_out <= 128 and W_out <= 512 (one PSUM bank), "
-                                 f"got C={C}, C_out={C_o}, W_out={W_out}")
-        if weight.dtype != img.dtype: raise SimulatorError(f"weight.dtype must equal img.dtype {img.dtype.name}, got {weight.dtype.name}")
-    return N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #ed09df54
-@kernel
-def conv1d_dense_on_pe_array(img, weight, padding, out_shape):
-    "Dense 1D conv (C <= 128 channels, W_out <= 512) as one nc_matmul per tap accumulating in PSUM."
-    N, C, W, C_o, W_f, W_padding_l, W_padding_r, W_out = dense_conv1d_args(img, weight, padding, out_shape)
-    C_i, image_size = C, W_padding_l + W + W_padding_r      # weight: oi01, weight[o, i, 0, k]
-    out = nl.ndarray((N, C_o, 1, W_out), dtype=img.dtype, buffer=nl.shared_hbm, name='out')
-    w_sb = nl.ndarray((C_i, W_f, C_o), dtype=img.dtype, buffer=nl.sbuf, name='w_sb')     # stationary blocks, one per tap
-    nisa.dma_copy(dst=w_sb, src=weight.ap([[W_f, C_i], [1, W_f], [C_i * W_f, C_o]]))   # w_sb[i, k, o] = weight[o, i, k]
-    row = nl.ndarray((C_i, image_size), dtype=img.dtype, buffer=nl.sbuf, name='row')
-    acc = nl.ndarray((C_o, W_out), dtype=nl.float32, buffer=nl.psum, name='acc')
-    res = nl.ndarray((C_o, W_out), dtype=img.dtype, buffer=nl.sbuf, name='res')
-    for i_n in nl.affine_range(N):
-        nisa.memset(dst=row, value=0.0)
-        nisa.dma_copy(dst=row.ap([[image_size, C_i], [1, W]], offset=W_padding_l),
-                      src=img.ap([[W, C_i], [1, W]], offset=i_n * C * W))
-        for k in nl.affine_range(W_f):
-            nisa.nc_matmul(dst=acc,
-                           stationary=w_sb.ap([[W_f * C_o, C_i], [1, C_o]], offset=k * C_o),    # (C_in, C_out) of tap k
-                           moving=row.ap([[image_size, C_i], [1, W_out]], offset=k),             # row shifted by k
-                           accumulate=k > 0)
-        nisa.tensor_copy(dst=res, src=acc)                      # PSUM -> SBUF on the Vector engine (DMA cannot read PSUM)
-        nisa.dma_copy(dst=out.ap([[W_out, C_o], [1, W_out]], offset=i_n * C_o * W_out), src=res)
-    return out
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #a9cb39c0
-MAX_DENSE = 2**24   # elements depthwise_as_dense builds at most (one tile: 128 x 128 x 511 fits)
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #96fac2b9
-def depthwise_as_dense(filt):
-    "The dense (C, C, 1, W_f) weight of a depthwise (C, 1, 1, W_f) filter: zero off the channel diagonal."
-    with errors_from('depthwise_as_dense'):
-        if not isinstance(filt, np.ndarray):
-            raise SimulatorTypeError(f"filt must be a NumPy array of shape (C, 1, 1, W_f), got {type(filt).__name__}")
-        C, C_i, H_f, W_f = check_shape(filt.shape, 'filt.shape', ('C', 'C_i', 'H_f', 'W_f'), '(C, 1, 1, W_f)')
-        if (C_i, H_f) != (1, 1): raise SimulatorError(f"filt.shape must be (C, 1, 1, W_f), got {filt.shape}")
-        if C * C * W_f > MAX_DENSE:
-            raise SimulatorError(f"the dense weight would hold C x C x W_f = {C * C * W_f:,} elements (filt.shape="
-                                 f"{filt.shape}), more than the {MAX_DENSE:,} this contrast builds; it is meant for one "
-                                 f"tile of at most 128 channels")
-    dense = np.zeros((C, C, 1, W_f), filt.dtype)
-    dense[np.arange(C), np.arange(C), 0, :] = filt[:, 0, 0, :]
-    return dense
-
-# %% ../../nbs/kernels/08_virtual_im2col.ipynb #2986d1da
-def pe_macs(tr) -> int:
-    "Multiply-accumulates the PE array performs for the nc_matmul records of trace `tr` (K x M x N each)."
-    return sum(i.partitions * (i.dst.pattern[0][1]) * i.free_elems for i in tr.where(op='nc_matmul'))

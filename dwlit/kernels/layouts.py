@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, check_int, check_ints, check_shape, check_choice, shown,
-                       MAX_HBM_BYTES, MAX_INSTRUCTIONS)
-from .tiling import div_ceil
-from ..sim import check_tensor, get_target, current_core
+                       errors_from, MAX_HBM_BYTES, MAX_INSTRUCTIONS)
+from ..sim import check_tensor, get_target, current_core, View
 from ..sim import language as nl, isa as nisa
 from ..sim import kernel
+from .tiling import div_ceil, C_TILE_SIZE
 
 # %% auto #0
 __all__ = ['MAX_LABEL', 'DIGITS', 'IN_PERM_FB10', 'TRANSPOSE_BUDGET_BYTES', 'Layout', 'parse_layout', 'ConvLayouts',
@@ -53,10 +53,11 @@ _NAMES = {'image': {'b': 'N', 'f': 'C', '0': 'H', '1': 'W', '2': 'D'},
 for _k in _NAMES:
     for _d in range(3, 10): _NAMES[_k][str(_d)] = f"S{_d}"
 
-# %% ../../nbs/kernels/12_layouts.ipynb #bae73542
+# %% ../../nbs/kernels/12_layouts.ipynb #1e2f3a4b
 MAX_LABEL = 12   # 'b', 'f' and the ten digits 0-9: no valid label is longer
 DIGITS = '0123456789'   # the spatial axes
 
+# %% ../../nbs/kernels/12_layouts.ipynb #bae73542
 def parse_layout(label: str, kind: str = 'image',
                  arg: str = 'label' # the argument's name, for the messages
                 ) -> Layout:
@@ -93,6 +94,7 @@ class ConvLayouts:
     def __repr__(self):
         return f"ConvLayouts(input {self.input.label}, filter {self.filter.label}, output {self.output.label})"
 
+# %% ../../nbs/kernels/12_layouts.ipynb #2f3a4b5c
 def parse_conv_labels(labels: str) -> ConvLayouts:
     "Decode `'f01b_o01i_bf01'` or XLA's `'b01f_01io->b01f'` into input, filter and output layouts."
     if not isinstance(labels, str):
@@ -101,7 +103,7 @@ def parse_conv_labels(labels: str) -> ConvLayouts:
     if len(parts) != 3 or ('->' in labels and labels.count('->') != 1) or ('->' in labels and '_' not in labels.split('->')[0]):
         raise SimulatorError(f"labels {shown(labels)}: expected three labels, 'input_filter_output' or "
                              f"'input_filter->output' (e.g. 'f01b_o01i_bf01' or 'b01f_01io->b01f')")
-    ins, fil, out = parse_layout(parts[0]), parse_layout(parts[1], 'filter'), parse_layout(parts[2])
+    with errors_from('labels'): ins, fil, out = parse_layout(parts[0]), parse_layout(parts[1], 'filter'), parse_layout(parts[2])
     ranks = {t.label: t.spatial_rank for t in (ins, fil, out)}
     if len(set(ranks.values())) > 1:
         raise SimulatorError(f"labels {shown(labels)}: the spatial ranks differ: " + ', '.join(f"{k} has {v}" for k, v in ranks.items()))
@@ -110,10 +112,12 @@ def parse_conv_labels(labels: str) -> ConvLayouts:
 # %% ../../nbs/kernels/12_layouts.ipynb #ab6f9d6d
 def convert_layout(x: np.ndarray, src: str, dst: str, kind: str = 'image') -> np.ndarray:
     "Re-order the axes of `x` from layout `src` to layout `dst` (e.g. 'bf01' -> 'f01b')."
-    s, d = parse_layout(src, kind, 'src'), parse_layout(dst, kind, 'dst')
+    with errors_from('src'): s = parse_layout(src, kind, 'src')
+    with errors_from('dst'): d = parse_layout(dst, kind, 'dst')
     if s.spatial_rank != d.spatial_rank:
         raise SimulatorError(f"convert_layout: {src!r} and {dst!r} have different spatial ranks")
-    x = np.asarray(x)
+    if not isinstance(x, np.ndarray):
+        raise SimulatorTypeError(f"convert_layout: x must be a NumPy array in layout {src!r}, got {type(x).__name__}")
     if x.ndim != len(src):
         raise SimulatorError(f"convert_layout: x must have {len(src)} axes for layout {src!r}, got shape {x.shape}")
     return np.transpose(np.transpose(x, s.perm_to_canonical), d.perm_from_canonical)
@@ -136,6 +140,10 @@ def f01b_gather(C, H, W, N, # image shape (f01b: C, H, W, N)
 def draw_gather(view, C, H, W, N, ax=None, title=None):
     "Draw a flat f01b HBM buffer (one line per (c, h)), colouring the elements `view` reads by partition."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
+    if not isinstance(view, View): raise SimulatorTypeError(f"view must be an access pattern (tensor.ap(...)), got {type(view).__name__}")
+    C, H, W, N = check_shape((C, H, W, N), 'the image shape', ('C', 'H', 'W', 'N'), '(C, H, W, N)')
+    if C * H > 40 or W * N > 40:
+        raise SimulatorError(f"draw_gather draws at most 40 lines of 40 elements, got C * H = {C * H} lines of W * N = {W * N}")
     addr = view.addresses()
     grid = np.full(C * H * W * N, -1.0)
     order = np.full(C * H * W * N, -1)
@@ -149,9 +157,9 @@ def draw_gather(view, C, H, W, N, ax=None, title=None):
         if p >= 0: img[r, c] = cmap(int(p) % 10)[:3]
     ax.imshow(img, aspect='auto')
     for (r, c), k in np.ndenumerate(order):
-        ax.text(c, r, str(k) if k >= 0 else f"n{c % N}", ha='center', va='center', fontsize=7, color='black' if k >= 0 else '#aaaaaa')
-    ax.set_yticks(range(C * H), [f"c{r // H} h{r % H}" for r in range(C * H)], fontsize=7)
-    ax.set_xticks(range(W * N), [f"w{c // N}" for c in range(W * N)], fontsize=7)
+        ax.text(c, r, str(k) if k >= 0 else f"n{c % N}", ha='center', va='center', fontsize=8, color='black' if k >= 0 else '#aaaaaa')
+    ax.set_yticks(range(C * H), [f"c{r // H} h{r % H}" for r in range(C * H)], fontsize=8)
+    ax.set_xticks(range(W * N), [f"w{c // N}" for c in range(W * N)], fontsize=8)
     ax.set_xlabel(f"flat address within one (c, h) line of {W * N} elements (w, then n innermost)")
     ax.set_ylabel("channel c, image row h")
     ax.set_title(title or "Input: flat f01b HBM buffer; output: colour = partition it goes to, number = its place there", fontsize=9)
@@ -164,6 +172,7 @@ def contiguous_runs(addresses: np.ndarray) -> int:
         raise SimulatorTypeError(f"addresses must be an array or a list of integers in the order they are read, got {shown(addresses)}")
     try: a = np.asarray(addresses)
     except (TypeError, ValueError): a = np.asarray(0.5)                 # ragged or not numbers: refused below
+    if a.ndim == 0: raise SimulatorTypeError(f"addresses must be an array or a list of integers, got addresses={shown(addresses)}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise SimulatorTypeError(f"addresses must be integers, got addresses={shown(addresses)}")
     a = a.ravel().astype(np.int64)
@@ -181,32 +190,35 @@ def in_perm_label(in_perm) -> str:
     return ''.join('bf01'[i] for i in p)
 
 # %% ../../nbs/kernels/12_layouts.ipynb #fed5728c
-TRANSPOSE_BUDGET_BYTES = 16 * 1024   # SBUF bytes per partition for one chunk (source and result each)
+TRANSPOSE_BUDGET_BYTES = 16 * 1024   # dwlit's: SBUF bytes per partition for one chunk (source and result each)
 
 def transpose_chunk_rows(N: int, W: int, H: int, itemsize: int) -> int:
     "H rows per chunk of the fb10 -> f01b transpose: as many as fit the 16 KiB budget, and at least one."
     N, W, H, itemsize = (check_int(v, k, 1) for k, v in dict(N=N, W=W, H=H, itemsize=itemsize).items())
     return max(1, min(H, TRANSPOSE_BUDGET_BYTES // (N * W * itemsize)))
 
+# %% ../../nbs/kernels/12_layouts.ipynb #4b5c6d7e
 def check_transpose(shape, # the fb10 image (C, N, W, H)
                     itemsize: int, target=None) -> int:
     "Refuse, before anything is allocated, an fb10 image the transpose cannot hold or would take too long on; return the chunk rows."
     C, N, W, H = check_shape(shape, 'img.shape', ('C', 'N', 'W', 'H'), '(C, N, W, H) (fb10)')
+    itemsize = check_choice(check_int(itemsize, 'itemsize'), 'itemsize', (2, 4))
     hc = transpose_chunk_rows(N, W, H, itemsize)
     need, tg = 2 * N * W * hc * itemsize, get_target(target)
     if need > tg.sbuf_partition_bytes:
-        raise SimulatorError(f"image too wide for one SBUF partition: the fb10 -> f01b transpose holds at least one H row "
+        raise SimulatorError(f"image too wide for one SBUF partition: img.shape={(C, N, W, H)}: the fb10 -> f01b transpose holds at least one H row "
                              f"of every batch element, in_N * in_W = {N * W:,} elements, twice (source and result), "
                              f"{need:,} B per partition, but one {tg.name} SBUF partition holds {tg.sbuf_partition_bytes:,} B")
     if C * H * W * N * itemsize > MAX_HBM_BYTES:
-        raise SimulatorError(f"img too large: its f01b copy would take C * H * W * N * {itemsize} = {C * H * W * N * itemsize:,} "
+        raise SimulatorError(f"img too large: img.shape={(C, N, W, H)}: its f01b copy would take C * H * W * N * {itemsize} = {C * H * W * N * itemsize:,} "
                              f"B, more than the simulator's HBM budget MAX_HBM_BYTES = {MAX_HBM_BYTES:,} B")
-    n = 3 * div_ceil(C, nl.tile_size.pmax) * div_ceil(H, hc)
+    n = 3 * div_ceil(C, C_TILE_SIZE) * div_ceil(H, hc)
     if n > MAX_INSTRUCTIONS:
-        raise SimulatorError(f"img too large to transpose here: {n:,} instructions (3 per channel tile and chunk of {hc} "
+        raise SimulatorError(f"img too large to transpose here: img.shape={(C, N, W, H)} takes {n:,} instructions (3 per channel tile and chunk of {hc} "
                              f"H rows), and a simulated kernel call may issue at most {MAX_INSTRUCTIONS:,}")
     return hc
 
+# %% ../../nbs/kernels/12_layouts.ipynb #5c6d7e8f
 @kernel
 def tiled_dve_transpose_210(img # (C, N, W, H) image in HBM: layout fb10
                            ):
@@ -215,7 +227,7 @@ def tiled_dve_transpose_210(img # (C, N, W, H) image in HBM: layout fb10
     hc = check_transpose(img.shape, img.dtype.itemsize, current_core().target)       # H rows per chunk
     C, N, W, H = img.shape
     out = nl.ndarray((C, H, W, N), img.dtype, buffer=nl.shared_hbm, name='img_f01b')
-    P = min(C, nl.tile_size.pmax)
+    P = min(C, C_TILE_SIZE)
     ps = N * W * hc
     src = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf, name='src')
     dst = nl.ndarray((P, ps), img.dtype, buffer=nl.sbuf, name='dst')

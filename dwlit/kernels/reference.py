@@ -6,48 +6,77 @@ Docs: https://dwlit.github.io/dwlit/kernels/definition.html.md"""
 
 # %% ../../nbs/kernels/07_definition.ipynb #3a07e4d2
 from __future__ import annotations
+import math
 import numpy as np
+from ..sim import SimulatorError, SimulatorTypeError, MAX_HBM_BYTES, check_int, check_ints, check_padding
 
 # %% auto #0
-__all__ = ['output_width', 'depthwise1d', 'dilate_pad', 'output_shape', 'depthwise2d']
+__all__ = ['output_width', 'output_shape', 'reference_array', 'depthwise1d', 'dilate_pad', 'depthwise2d']
 
 # %% ../../nbs/kernels/07_definition.ipynb #0c6d1f48
 def output_width(W, W_f, padding=(0, 0), stride=1, rhs_dilation=1, lhs_dilation=1) -> int:
     "Output positions of a 1D convolution of a W-sample row: (padded, dilated row - the filter's reach) // stride + 1."
-    row = padding[0] + (W - 1) * lhs_dilation + 1 + padding[1]          # lhs_dilation puts d - 1 zeros between samples
+    W, W_f, stride, rhs_dilation, lhs_dilation = (check_int(v, a, 1) for v, a in (
+        (W, 'W'), (W_f, 'W_f'), (stride, 'stride'), (rhs_dilation, 'rhs_dilation'), (lhs_dilation, 'lhs_dilation')))
+    pad_l, pad_r = check_ints(padding, 'padding', 2, minimum=0, names=('padding_l', 'padding_r'))
+    row = pad_l + (W - 1) * lhs_dilation + 1 + pad_r                    # lhs_dilation puts d - 1 zeros between samples
     reach = (W_f - 1) * rhs_dilation + 1                                # rhs_dilation spaces the taps d apart
     return (row - reach) // stride + 1
 
-# %% ../../nbs/kernels/07_definition.ipynb #c8d7c541
+# %% ../../nbs/kernels/07_definition.ipynb #7c2d0b55
+def output_shape(image_hw, kernel_hw, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> tuple:
+    "(out_H, out_W) of a 2D convolution: `output_width` along H and along W."
+    image_hw, kernel_hw = check_ints(image_hw, 'image_hw', 2), check_ints(kernel_hw, 'kernel_hw', 2)
+    padding, lhs_dilation = check_padding(padding), check_ints(lhs_dilation, 'lhs_dilation', 2)
+    return tuple(output_width(n, k, pad, lhs_dilation=d) for n, k, pad, d in zip(image_hw, kernel_hw, padding, lhs_dilation))
+
+# %% ../../nbs/kernels/07_definition.ipynb #5f3a8e21
+def reference_array(x, arg: str, names: tuple, grown=(0, 0, 0, 0), dilation=(1, 1, 1, 1)) -> np.ndarray:
+    "`x` as float64, checked: a NumPy array of real numbers, one axis per name (a '1' axis must be 1), small enough to pad."
+    form = f"({', '.join(names)})"
+    if not isinstance(x, np.ndarray) or not (x.dtype.kind in 'iuf' or x.dtype.name == 'bfloat16'):
+        got = f"an array of dtype {x.dtype}" if isinstance(x, np.ndarray) else f"a {type(x).__name__}"
+        raise SimulatorTypeError(f"{arg} must be a NumPy array of real numbers {form}, got {got}")
+    if x.ndim != len(names) or 0 in x.shape or any(n == '1' and d != 1 for n, d in zip(names, x.shape)):
+        raise SimulatorError(f"{arg}.shape must be {form}, every axis >= 1, got {arg}.shape={x.shape}")
+    size = math.prod((d - 1) * s + 1 + g for d, g, s in zip(x.shape, grown, dilation))
+    if size * 8 > MAX_HBM_BYTES:
+        raise SimulatorError(f"{arg} of shape {x.shape}, padded and dilated, would hold {size:,} float64 values, more than "
+                             f"the {MAX_HBM_BYTES:,} B (MAX_HBM_BYTES) one array may take")
+    return x.astype(np.float64)
+
+# %% ../../nbs/kernels/07_definition.ipynb #b3f0a7de
 def depthwise1d(img, filt, padding=(0, 0), stride=1, rhs_dilation=1) -> np.ndarray:
     "Depthwise 1D convolution in float64: img (N, C, 1, W), filt (C, 1, 1, W_f), padding (left, right) -> (N, C, 1, W_out)."
-    x = np.pad(np.asarray(img, np.float64)[:, :, 0, :], ((0, 0), (0, 0), tuple(padding)))
-    f = np.asarray(filt, np.float64)[:, 0, 0, :]
-    W_out = output_width(img.shape[-1], f.shape[-1], padding, stride, rhs_dilation)
+    padding = check_ints(padding, 'padding', 2, minimum=0, names=('W_padding_l', 'W_padding_r'))
+    x = reference_array(img, 'img', ('N', 'C', '1', 'W'), grown=(0, 0, 0, sum(padding)))
+    f = reference_array(filt, 'filt', ('C', '1', '1', 'W_f'))
+    if f.shape[0] != x.shape[1]: raise SimulatorError(f"one filter per channel: filt has C={f.shape[0]}, img has C={x.shape[1]}")
+    W_out = output_width(x.shape[3], f.shape[3], padding, stride, rhs_dilation)
+    if W_out < 1: raise SimulatorError(f"W_out must be >= 1, got W_out={W_out}: the padded row is shorter than the filter")
+    x, f = np.pad(x[:, :, 0, :], ((0, 0), (0, 0), padding)), f[:, 0, 0, :]
     out = sum(x[:, :, k * rhs_dilation:k * rhs_dilation + (W_out - 1) * stride + 1:stride] * f[None, :, k, None]
               for k in range(f.shape[-1]))
     return out[:, :, None, :]
 
-# %% ../../nbs/kernels/07_definition.ipynb #00217d90
+# %% ../../nbs/kernels/07_definition.ipynb #4aa1d1c9
 def dilate_pad(img, lhs_dilation=(1, 1), padding=((0, 0), (0, 0))) -> np.ndarray:
     "An f01b image (C, H, W, N) with `d - 1` zeros between neighbouring samples, then padded with zeros (float64)."
-    (dh, dw), ((hl, hr), (wl, wr)) = lhs_dilation, padding
-    C, H, W, N = img.shape
+    (dh, dw), ((hl, hr), (wl, wr)) = check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1), check_padding(padding)
+    x = reference_array(img, 'img', ('C', 'H', 'W', 'N'), grown=(0, hl + hr, wl + wr, 0), dilation=(1, dh, dw, 1))
+    C, H, W, N = x.shape
     out = np.zeros((C, (H - 1) * dh + 1 + hl + hr, (W - 1) * dw + 1 + wl + wr, N))
-    out[:, hl:hl + (H - 1) * dh + 1:dh, wl:wl + (W - 1) * dw + 1:dw, :] = img
+    out[:, hl:hl + (H - 1) * dh + 1:dh, wl:wl + (W - 1) * dw + 1:dw, :] = x
     return out
 
-# %% ../../nbs/kernels/07_definition.ipynb #c121bddf
-def output_shape(image_hw, kernel_hw, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> tuple:
-    "(out_H, out_W) of a 2D convolution: `output_width` along H and along W."
-    return tuple(output_width(n, k, pad, lhs_dilation=d) for n, k, pad, d in zip(image_hw, kernel_hw, padding, lhs_dilation))
-
-# %% ../../nbs/kernels/07_definition.ipynb #ca578dd4
+# %% ../../nbs/kernels/07_definition.ipynb #8f0c2b6e
 def depthwise2d(img, filt, padding=((0, 0), (0, 0)), lhs_dilation=(1, 1)) -> np.ndarray:
     "Depthwise 2D convolution in float64: img (C, H, W, N) f01b, filt (C, k_H, k_W, 1) o01i -> (N, C, out_H, out_W)."
-    x = dilate_pad(np.asarray(img, np.float64), lhs_dilation, padding)
-    f = np.asarray(filt, np.float64)[..., 0]
+    x = dilate_pad(img, lhs_dilation, padding)
+    f = reference_array(filt, 'filt', ('C', 'k_H', 'k_W', '1'))[..., 0]
+    if f.shape[0] != x.shape[0]: raise SimulatorError(f"one filter per channel: filt has C={f.shape[0]}, img has C={x.shape[0]}")
     kH, kW = f.shape[1:]
     oH, oW = output_shape(img.shape[1:3], (kH, kW), padding, lhs_dilation)
+    if min(oH, oW) < 1: raise SimulatorError(f"the output must be at least 1 x 1, got (out_H, out_W)={(oH, oW)}: the filter is larger than the image")
     out = sum(x[:, i:i + oH, j:j + oW, :] * f[:, i, j, None, None, None] for i in range(kH) for j in range(kW))
     return out.transpose(3, 0, 1, 2)

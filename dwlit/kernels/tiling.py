@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 from ..sim import SimulatorError, check_int, errors_from, shown, MAX_PROGRAMS
+from ..sim import language as nl
 
 # %% auto #0
 __all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Dispatch', 'chunk_positions', 'dispatch_decision', 'plot_dispatch',
@@ -16,9 +17,10 @@ __all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Dispatch', 'chunk_positions', 'di
            'instruction_free_sizes', 'plot_chunks', 'chunks_explorer']
 
 # %% ../../nbs/kernels/09_tiling.ipynb #0cfd46f1
-C_TILE_SIZE = 128   # channels per tile = SBUF partitions (nl.tile_size.pmax)
-PACK = 512          # the kernels' vector-width heuristic (L468, L717)
+C_TILE_SIZE = nl.tile_size.pmax   # channels per tile = SBUF partitions, 128
+PACK = 512                        # the kernels' vector-width heuristic (L468, L717)
 
+# %% ../../nbs/kernels/09_tiling.ipynb #5e0a3b71
 def div_ceil(a, b) -> int:
     "Ceiling division of an integer a >= 0 by an integer b >= 1 (the original's helper, L24)."
     a, b = check_int(a, 'a', minimum=0), check_int(b, 'b', minimum=1)
@@ -33,10 +35,12 @@ class Dispatch:
     chunks: int                  # flattend_input_img_size, div_ceil(W_out, flattend_input_img_f)
     reason: str
 
+# %% ../../nbs/kernels/09_tiling.ipynb #6b1c0d2e
 def chunk_positions(W_f) -> int:
     "Output positions one multiply of `_f_packing` covers, `div_ceil(512, W_f)`: about 512 elements (L468)."
     return div_ceil(PACK, check_int(W_f, 'W_f', minimum=1))
 
+# %% ../../nbs/kernels/09_tiling.ipynb #7a2b3c4d
 def dispatch_decision(W_out, W_f) -> Dispatch:
     "Which 1D kernel the entry point runs for `W_out` output positions and a `W_f`-tap filter, with the reason (L723)."
     with errors_from('dispatch_decision'):
@@ -72,7 +76,7 @@ def plot_dispatch(W_out=None, W_f=None, ax=None):
     ax.legend(loc='upper left', bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)   # beside the map, not on it
     return ax
 
-# %% ../../nbs/kernels/09_tiling.ipynb #cd5e16d8
+# %% ../../nbs/kernels/09_tiling.ipynb #2c3d4e5f
 def dispatch_explorer():
     "An ipywidgets explorer: pick W_out and W_f, see the decision, the map and the reason."
     import ipywidgets as W, matplotlib.pyplot as plt
@@ -88,7 +92,7 @@ def dispatch_explorer():
     draw()
     return W.VBox([W.HBox([wo, wf]), reason, out])
 
-# %% ../../nbs/kernels/09_tiling.ipynb #4ff53dd4
+# %% ../../nbs/kernels/09_tiling.ipynb #a8ff1311
 @dataclass(frozen=True)
 class ProgramTiles:
     "One program's share of the channel tiles."
@@ -101,6 +105,7 @@ class ProgramTiles:
     @property
     def idle(self): return self.end_tile <= self.start_tile
 
+# %% ../../nbs/kernels/09_tiling.ipynb #3f9e8d7c
 def program_tiles(C, pid, num_programs) -> ProgramTiles:
     "Program `pid`'s share of C channels' tiles when `num_programs` programs share them (L154-L173): the SPMD rule."
     with errors_from('program_tiles'):
@@ -115,18 +120,21 @@ def program_tiles(C, pid, num_programs) -> ProgramTiles:
     return ProgramTiles(pid, start_tile, end_tile, end_tile - start_tile - has_partial, has_partial,
                         (start_tile * C_TILE_SIZE, min(C, end_tile * C_TILE_SIZE)))
 
+# %% ../../nbs/kernels/09_tiling.ipynb #4e0f1a2b
 def spmd_tile_table(C, num_programs) -> list:
     "`program_tiles` of every program of the grid."
     with errors_from('spmd_tile_table'): n = check_int(num_programs, 'num_programs', minimum=1, maximum=MAX_PROGRAMS)
     return [program_tiles(C, pid, n) for pid in range(n)]
 
-# %% ../../nbs/kernels/09_tiling.ipynb #a8ff1311
+# %% ../../nbs/kernels/09_tiling.ipynb #4ff53dd4
 def plot_tiles(C, num_programs, ax=None):
     "Draw `spmd_tile_table`: one row per program, its channel tiles (full blue, partial orange), idle programs grey."
     import matplotlib.pyplot as plt
     rows = spmd_tile_table(C, num_programs)
-    if len(rows) > 32: raise SimulatorError(f"plot_tiles draws at most 32 programs, got num_programs={num_programs}")
     n_tiles = div_ceil(C, C_TILE_SIZE)
+    if len(rows) > 32 or n_tiles > 64:
+        raise SimulatorError(f"plot_tiles draws at most 32 programs and 64 tiles, got num_programs={len(rows):,} and "
+                             f"C={shown(C)} ({n_tiles:,} tiles); spmd_tile_table gives the numbers for any size")
     ax = ax or plt.subplots(figsize=(8, 0.6 + 0.35 * num_programs))[1]
     for r in rows:
         if r.idle: ax.barh(r.pid, n_tiles, color='lightgrey', height=0.6); ax.text(0.1, r.pid, 'idle: returns at once', va='center', fontsize=8); continue
@@ -142,7 +150,7 @@ def plot_tiles(C, num_programs, ax=None):
     ax.set_xlim(0, max(n_tiles, 1))
     return ax
 
-# %% ../../nbs/kernels/09_tiling.ipynb #131ff5f8
+# %% ../../nbs/kernels/09_tiling.ipynb #10ed2b7b
 def tiles_explorer():
     "An ipywidgets explorer of `plot_tiles` over C and num_programs."
     import ipywidgets as W, matplotlib.pyplot as plt
@@ -174,13 +182,14 @@ def plot_chunks(W_out, W_f, highlight=None, ax=None):
     "Draw the f-packing chunks of one row: output positions each chunk writes and the row elements it reads."
     import matplotlib.pyplot as plt
     ch = instruction_free_sizes(W_out, W_f)
+    if highlight is not None: highlight = check_int(highlight, 'highlight', 0, len(ch) - 1)
     if len(ch) > 40: raise SimulatorError(f"plot_chunks draws at most 40 chunks, got {len(ch)} for W_out={W_out}, W_f={W_f}")
     ax = ax or plt.subplots(figsize=(9, 0.9 + 0.32 * len(ch)))[1]
     for j, (b, nv, e) in enumerate(ch):
         hi = highlight is None or highlight == j
         ax.barh(j, nv + W_f - 1, left=b, height=0.7, color='tab:orange', alpha=0.35 if hi else 0.1)
         ax.barh(j, nv, left=b, height=0.35, color='tab:blue', alpha=1 if hi else 0.25)
-        if hi: ax.text(b + nv + W_f, j, f"{nv} x {W_f} = {e}", va='center', fontsize=7)
+        if hi: ax.text(b + nv + W_f, j, f"{nv} x {W_f} = {e}", va='center', fontsize=8)
     ax.set_yticks(range(len(ch))); ax.invert_yaxis()
     ax.set_xlim(0, W_out + W_f + max(40, W_out // 6))
     ax.set_xlabel('position along the padded row (blue: output positions written; orange: row elements read)')
@@ -189,6 +198,7 @@ def plot_chunks(W_out, W_f, highlight=None, ax=None):
                  f"Output: {len(ch)} multiply/reduce pair(s) per tile", fontsize=9)
     return ax
 
+# %% ../../nbs/kernels/09_tiling.ipynb #c7d1e2a0
 def chunks_explorer():
     "An ipywidgets explorer of `plot_chunks`: W_out, W_f and the chunk to highlight."
     import ipywidgets as W, matplotlib.pyplot as plt
