@@ -9,7 +9,7 @@ from dwlit.sim import SimulatorError, SimulatorTypeError
 from dwlit.analysis.cost import cost_model, CONVENTIONS, CostModel
 from dwlit.analysis.timeline import predict
 from dwlit.analysis.race import TUNED
-from dwlit.analysis.decision_map import (engine_map, win_counts, sensitivity, VARIANTS, robustness, verdict, on_target,
+from dwlit.analysis.decision_map import (engine_map, win_counts, VARIANTS, robustness, verdict, on_target,
                                          flips, shapes_won, answer, design_side, win_table, MAX_MAP_TRACES)
 
 
@@ -28,8 +28,7 @@ def test_map_counts_and_sensitivity(small_1d):
     t_pe = predict(em.traces[('PE, diagonal weights', 3, 32, 'float32')], 'trn1').total_ns
     assert em.winners('trn1', 'float32')[0][0, 1] == (0 if t_vec < t_pe else 1)
     rob = robustness(em, {'same': {'nothing': {}}, 'slow PE': {'1000x': dict(pe_columns_per_cycle=0.001)}})
-    sens = sensitivity(em, rob)
-    assert sens[('same', 'nothing')][0] == 0 and sens[('slow PE', '1000x')][1] == 0
+    assert (rob[('trn1', 'float32')].by_variant[('same', 'nothing')] == rob[('trn1', 'float32')].base).all()
     assert all(r.deciders[i, j] <= {'slow PE'} for r in rob.values() for i in range(1) for j in range(2))
     fl = flips(em, rob)
     assert fl[('same', 'nothing')] == (0, 0) and fl[('slow PE', '1000x')][0] == 0      # a slower PE array moves nothing to it
@@ -109,10 +108,10 @@ def test_the_answer_says_what_the_maps_say():
         p2, v2 = flips(*maps['2D'])[(f, lab)]
         if p + v + p2 + v2: assert f"`{f}` {lab} ({p + p2} / {v + v2})" in text
     said = re.search(r"PE, diagonal weights \(([^)]*)\)", text.split('**trn1**')[1]).group(1)
-    assert said == shapes_won(m1, 'trn1', 'float32', 'PE, diagonal weights') or 'every shape' in said
+    assert said == shapes_won(m1, "trn1", "float32", "PE, diagonal weights")
     win = m1.winners('trn1', 'float32')[0]
     cells = [(s, w) for i, s in enumerate(m1.sizes) for j, w in enumerate(m1.widths) if m1.names[win[i, j]] == 'PE, diagonal weights']
-    for s, w in cells: assert str(w) in said                      # every width the design wins is named
+    for s, w in cells: assert str(w) in said or 'every W_out' in said or said == 'every shape'   # every width it wins is named
 
 
 @pytest.mark.parametrize("call,cls,words", [
@@ -128,7 +127,7 @@ def test_the_answer_says_what_the_maps_say():
     (lambda: engine_map('1D', (3,), (16,), check='yes'), SimulatorTypeError, "check must be True or False"),
     (lambda: engine_map('1D', tuple(range(1, 100)), tuple(range(1, 100))), SimulatorError, f"more than the {MAX_MAP_TRACES:,}"),
     (lambda: robustness(None), SimulatorTypeError, "em must be an EngineMap"),
-    (lambda: sensitivity(None, {}), SimulatorTypeError, "em must be an EngineMap"),
+    (lambda: flips(None, {}), SimulatorTypeError, "em must be an EngineMap"),
     (lambda: verdict(None, {}), SimulatorTypeError, "em must be an EngineMap"),
     (lambda: win_counts(None), SimulatorTypeError, "em must be an EngineMap"),
     (lambda: design_side(3), SimulatorTypeError, "name must be a design's name")])
@@ -139,7 +138,7 @@ def test_bad_arguments_are_named(call, cls, words):
 
 def test_bad_maps_and_robustness_are_named(small_1d):
     with pytest.raises(SimulatorTypeError, match="variants must be a dict"): robustness(small_1d, None)
-    with pytest.raises(SimulatorTypeError, match="rob must be what robustness"): sensitivity(small_1d, None)
+    with pytest.raises(SimulatorTypeError, match="rob must be what robustness"): flips(small_1d, None)
     with pytest.raises(SimulatorTypeError, match="rob must be what robustness"): verdict(small_1d, {})
     with pytest.raises(SimulatorError, match="targets must be one of"): win_counts(small_1d, targets=('trn9',))
     with pytest.raises(SimulatorError, match="name must be one of"): shapes_won(small_1d, 'trn1', 'float32', 'GPU')

@@ -60,3 +60,10 @@ def test_bad_arguments_are_named(arg, value):
 
 def test_pe_macs_needs_a_trace():
     with pytest.raises(SimulatorTypeError, match="tr must be a Trace"): pe_macs([])
+
+
+def test_plot_matmul_checks_its_sizes():
+    from dwlit.contenders.dense_pe import plot_matmul
+    with pytest.raises(SimulatorError, match="K must be <= 128"): plot_matmul(129, 1, 8, np.ones((129, 1)), 't')
+    with pytest.raises(SimulatorError, match="N must be <= 512"): plot_matmul(4, 4, 10**9, np.eye(4), 't')
+    with pytest.raises(SimulatorError, match=r"useful must be a \(K, M\) = \(4, 4\) mask"): plot_matmul(4, 4, 8, np.eye(3), 't')

@@ -38,3 +38,8 @@ def test_bad_calls_are_named(img, filt, padding, words):
     with pytest.raises(SimulatorError, match="conv2d_depthwise_identity_matmul") as e:
         conv2d_depthwise_identity_matmul(img, filt, padding)
     assert words in str(e.value), str(e.value)
+
+
+def test_identity_sbuf_checks_its_size():
+    from dwlit.contenders.identity_matmul import identity_sbuf
+    with pytest.raises(SimulatorError, match="n must be <= 128"): identity_sbuf(10**6)

@@ -88,3 +88,7 @@ def test_race_and_its_table():
     assert set(res) == {('Vector (original)', 'float32', 'trn1'), ('PE, diagonal weights', 'float32', 'trn1')}
     table = race_table(res, 'x')
     assert table.count('\n| ') == 3 and f"**{res[('Vector (original)', 'float32', 'trn1')].total_ns / 1e3:.1f}**" in table
+
+
+def test_race_table_wants_a_race():
+    with pytest.raises(SimulatorTypeError, match="results must be what race"): race_table([1, 2], 'x')

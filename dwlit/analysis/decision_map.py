@@ -16,8 +16,8 @@ from .timeline import predict
 
 # %% auto #0
 __all__ = ['MAP_TARGETS', 'MAP_DTYPES', 'MAX_MAP_TRACES', 'COLOURS', 'VARIANTS', 'EngineMap', 'engine_map', 'plot_engine_map',
-           'on_target', 'design_side', 'Robustness', 'robustness', 'sensitivity', 'flips', 'win_counts', 'win_table',
-           'verdict', 'shapes_won', 'answer']
+           'on_target', 'design_side', 'Robustness', 'robustness', 'flips', 'win_counts', 'win_table', 'verdict',
+           'shapes_won', 'answer']
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #57bcbdb5
 MAP_TARGETS = ('trn1', 'trn2', 'trn3')
@@ -195,18 +195,7 @@ def _check_rob(rob, who) -> dict:
         raise SimulatorTypeError(f"{who}: rob must be what robustness(em) returns, got rob={shown(rob)}")
     return rob
 
-# %% ../../nbs/analysis/24_decision_map.ipynb #cf994f2e
-def sensitivity(em: EngineMap, rob: dict) -> dict:
-    "{(field, label): (cells whose winner the variant changes, cells the PE designs win under it, cells in all)}."
-    _check_map(em, 'sensitivity'); _check_rob(rob, 'sensitivity')
-    pe = np.array([design_side(n) == 'PE' for n in em.names])
-    out = {}
-    for v in next(iter(rob.values())).by_variant:
-        changed = sum(int((r.by_variant[v] != r.base).sum()) for r in rob.values())
-        out[v] = (changed, sum(int(pe[r.by_variant[v]].sum()) for r in rob.values()), sum(r.base.size for r in rob.values()))
-    return out
-
-# %% ../../nbs/analysis/24_decision_map.ipynb #8da16810
+# %% ../../nbs/analysis/24_decision_map.ipynb #c22b3604
 def flips(em: EngineMap, rob: dict) -> dict:
     "{(field, label): (cells its variant moves to a PE design, cells it moves to a Vector design)}, over every target and dtype."
     _check_map(em, 'flips'); _check_rob(rob, 'flips')
@@ -249,7 +238,7 @@ def verdict(em: EngineMap, rob: dict) -> dict:
                     dict(moved.most_common()))
     return out
 
-# %% ../../nbs/analysis/24_decision_map.ipynb #42839f5f
+# %% ../../nbs/analysis/24_decision_map.ipynb #8e8f9f14
 def _span(values, grid) -> str:
     "`values` of `grid` as text: 'all', one value, or a run 'a-b' where they are consecutive in the grid."
     idx = [grid.index(v) for v in values]
@@ -258,7 +247,7 @@ def _span(values, grid) -> str:
     return f"{values[0]}-{values[-1]}" if idx == list(range(idx[0], idx[-1] + 1)) else ', '.join(map(str, values))
 
 def shapes_won(em: EngineMap, target, dtype, name, **changes) -> str:
-    "The cells of `em` design `name` wins on `target` and `dtype`, described by width ('W_out 256-1024: W_f all'), or ''."
+    "The cells of `em` design `name` wins on `target` and `dtype`, described by width ('W_out 256-1024: every W_f'), or ''."
     _check_map(em, 'shapes_won')
     with errors_from('shapes_won'): i = em.names.index(check_choice(name, 'name', em.names))
     win = em.winners(target, dtype, **changes)[0]
@@ -267,14 +256,18 @@ def shapes_won(em: EngineMap, target, dtype, name, **changes) -> str:
     for j, w in enumerate(em.widths):
         sizes = [s for k, s in enumerate(em.sizes) if win[k, j] == i]
         if sizes: by_width.setdefault(_span(sizes, list(em.sizes)), []).append(w)
-    return '; '.join(f"{width_name} {_span(ws, list(em.widths))}: {size_name} {ss}" for ss, ws in by_width.items())
+    if list(by_width) == ['all'] and by_width['all'] == list(em.widths): return 'every shape'
+    every = lambda name, span: f"every {name}" if span == 'all' else f"{name} {span}"
+    return '; '.join(f"{every(width_name, _span(ws, list(em.widths)))}: {every(size_name, ss)}" for ss, ws in by_width.items())
 
-# %% ../../nbs/analysis/24_decision_map.ipynb #c937aabf
+# %% ../../nbs/analysis/24_decision_map.ipynb #f3b3a257
 def answer(maps: dict, penalty) -> str:
     "The answer of the maps as Markdown; `maps`: {kind: (EngineMap, its robustness)}; `penalty`: the calibrated dependency penalty."
     with errors_from('answer'): penalty = check_number(penalty, 'penalty', minimum=0)
+    if not isinstance(maps, dict) or not all(isinstance(v, tuple) and len(v) == 2 for v in maps.values()):
+        raise SimulatorTypeError(f"answer: maps must be {{kind: (EngineMap, robustness)}}, got maps={shown(maps)}")
+    for em, rob in maps.values(): _check_map(em, 'answer'); _check_rob(rob, 'answer')
     short = lambda n: n.replace(' (older variant)', '')
-    where = lambda s: 'every shape' if s.count('all') == 2 else s
     lines = []
     for tg in MAP_TARGETS:
         parts = []
@@ -282,7 +275,7 @@ def answer(maps: dict, penalty) -> str:
             wins = {d: {n: shapes_won(em, tg, d, n) for n in em.names} for d in em.dtypes}
             same = len({tuple(w.items()) for w in wins.values()}) == 1
             for d, w in (list(wins.items())[:1] if same else wins.items()):
-                who = ', '.join(f"{short(n)} ({where(s)})" for n, s in w.items() if s)
+                who = ', '.join(f"{short(n)} ({s})" for n, s in w.items() if s)
                 parts.append(f"{kind}{'' if same else ' ' + d.replace('float32', 'fp32').replace('bfloat16', 'bf16')}: {who}")
         orig = sum(int((r.base == em.names.index('Vector (original)')).sum()) for em, rob in maps.values() for (t, d), r in rob.items() if t == tg)
         cells = sum(r.base.size for em, rob in maps.values() for (t, d), r in rob.items() if t == tg)
@@ -308,6 +301,6 @@ def answer(maps: dict, penalty) -> str:
                  f"of {cost_model('trn1').dependent_penalty:g}), the Vector designs take {sv:.0%} longer on average and the PE designs "
                  f"{sp:.0%}; {to_pe} cells move toward a PE design and {to_vec} toward a Vector design. "
                  + ("The default model flatters the Vector designs, whose small dependent multiply/reduce pairs it under-prices"
-                    + (", and that decides the cells that move." if to_pe else ", but by too little to change a winner on these grids.")
+                    + (f"; that decides {to_pe} cell{'s' if to_pe != 1 else ''}." if to_pe else ", but by too little to change a winner on these grids.")
                     if sv > sp else "The bias does not favour the Vector designs on these grids."))
     return '\n'.join(lines)

@@ -10,7 +10,7 @@ import ast, inspect, re, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim import SimulatorError, SimulatorTypeError, check_int, shown, errors_from
+from ..sim import SimulatorError, SimulatorTypeError, check_int, check_bool, shown, errors_from
 from ..kernels.tiling import div_ceil
 from ..sim import isa as nisa, language as nl
 from ..sim import ENGINES, PE_ARRAY
@@ -45,10 +45,6 @@ class CallSite:
     axis: str | None
     original: str | None   # 'L251' if the call's lines carry that comment: the original's line it rebuilds
 
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #c57b7f66
-def _unwrap(f):
-    return f.func if isinstance(f, KernelFunction) else f
-
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #3fa077ec
 def _resolve(node, env):
     "The object an expression such as `nisa.tensor_tensor` or `helper` names in `env`, or None."
@@ -61,6 +57,9 @@ def _resolve(node, env):
 
 _SIMULATOR = ('dwlit.sim.memory', 'dwlit.sim.ap', 'dwlit.sim.isa')
 
+def _unwrap(f):
+    return f.func if isinstance(f, KernelFunction) else f
+
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #7e9061aa
 def _is_user_code(obj, roots) -> bool:
     "True for a Python function of dwlit (not the simulator itself) or of the modules the walk started in."
@@ -68,7 +67,6 @@ def _is_user_code(obj, roots) -> bool:
     if not inspect.isfunction(obj) or obj.__module__ in _SIMULATOR: return False
     return (obj.__module__ or '').startswith('dwlit') or obj.__module__ in roots
 
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #5f96d902
 def _argument(call, intrinsic, name):
     "The source text of argument `name` of `call` (positional or keyword), or None."
     params = list(inspect.signature(intrinsic).parameters)
@@ -83,6 +81,7 @@ _LINE_REF = re.compile(r"#.*?\bL(\d{2,4})\b")
 def isa_call_sites(*functions, follow=True) -> list:
     "Every ISA intrinsic call in the source of `functions` and (if `follow`) of the dwlit functions they call."
     intr, todo, seen, sites = _intrinsics(), [_unwrap(f) for f in functions], set(), []
+    with errors_from('isa_call_sites'): follow = check_bool(follow, 'follow')
     for f in todo:
         if not inspect.isfunction(f):
             raise SimulatorError(f"isa_call_sites: expected a function or kernel, got {f!r}")
@@ -107,7 +106,7 @@ def isa_call_sites(*functions, follow=True) -> list:
                 todo.append(_unwrap(target))
     return sorted(set(sites), key=lambda s: (s.file, s.line))
 
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #1392cd90
+# %% ../../nbs/analysis/20_no_pe_array.ipynb #a08746ed
 def _check_sites(sites, who) -> list:
     "`sites` as a list of `CallSite`s, or an error naming the argument."
     if not isinstance(sites, (list, tuple)) or not all(isinstance(s, CallSite) for s in sites):
@@ -187,7 +186,7 @@ def assert_no_pe_dynamic(tr: Trace):
     return True
 
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #cdd2241e
-def k_replication(C_in, taps, partitions=128) -> dict:
+def k_replication(C_in, taps, partitions=nl.tile_size.pmax) -> dict:
     "How far the K-replication trick can go: copies r, passes, rows busy per pass (of `partitions`)."
     with errors_from('k_replication'):
         C_in, taps, partitions = check_int(C_in, 'C_in', 1), check_int(taps, 'taps', 1), check_int(partitions, 'partitions', 1)

@@ -33,10 +33,9 @@ class Slot:
     @property
     def end_ns(self): return self.start_ns + self.cost.ns
 
-# %% ../../nbs/analysis/22_timeline.ipynb #9420fb07
+# %% ../../nbs/analysis/22_timeline.ipynb #7d4c2717
 def _overlaps(a, lo, hi): return a.lo <= hi and lo <= a.hi
 
-# %% ../../nbs/analysis/22_timeline.ipynb #7d4c2717
 class _Hazards:
     "Per tensor: the address ranges written and read so far, with when those accesses end."
     def __init__(self): self.writes, self.reads = defaultdict(dict), defaultdict(dict)   # tid -> {(lo, hi): (end, index)}
