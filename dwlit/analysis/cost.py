@@ -185,15 +185,15 @@ VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tens
 SCALAR_OPS = ('activation', 'tensor_scalar', 'tensor_copy', 'memset')   # one input (or none): N Scalar cycles
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
-def _bytes_of(acc: Access) -> int:
-    "Bytes per element of operand `acc` (its tensor's dtype, which the trace records with every operand)."
-    return dtype_bytes(acc.dtype)
-
 # %% ../../nbs/analysis/21_cost_model.ipynb #4f01bb47
 def _free_dims(acc: Access) -> list:
     "The (step, num) pairs of `acc` with more than one element, without the partition axis of an on-chip tensor."
     _check_record(acc, 'acc', '_free_dims', 'acc')
     return [(s, n) for s, n in (acc.pattern[1:] if acc.buffer in ('sbuf', 'psum') else acc.pattern) if n > 1]
+
+def _bytes_of(acc: Access) -> int:
+    "Bytes per element of operand `acc` (its tensor's dtype, which the trace records with every operand)."
+    return dtype_bytes(acc.dtype)
 
 # %% ../../nbs/analysis/21_cost_model.ipynb #99807df0
 def contiguous_run(acc: Access) -> int:
