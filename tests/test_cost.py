@@ -268,7 +268,7 @@ def test_dma_runs_match_a_brute_force_count(P, A, B, perm, sl, pad):
 
 
 def test_runs_of_the_dense_weight_load_are_single_elements():
-    from dwlit.kernels.im2col import conv1d_dense_on_pe_array, depthwise_as_dense
+    from dwlit.contenders.dense_pe import conv1d_dense_on_pe_array, depthwise_as_dense
     f = np.ones((16, 1, 1, 3), np.float32)
     tr = _trace(conv1d_dense_on_pe_array, np.ones((1, 16, 1, 20), np.float32), depthwise_as_dense(f), ((0, 0), (0, 0)),
                 (1, 16, 1, 18))
@@ -439,12 +439,48 @@ def test_tensor_scalar_and_activation_prices_by_hand(target, dt, vec, vec_modes,
     assert s.slots[3].start_ns < s.slots[2].end_ns          # Vector and Scalar work side by side (both only read a, f)
 
 
-def test_engines_without_a_cost_rule_are_refused():
-    from dwlit.sim.checks import NotModelledError
+def test_gpsimd_prices_by_hand():
+    "The GpSimd engine: N / gpsimd_elems_per_cycle (ASSUMED 1), twice that for two inputs, at its cited clock."
     @kernel
     def k(x):
-        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
+        a = nl.ndarray((128, 300), nl.float32, buffer=nl.sbuf, name='a')
         nisa.memset(a, 0.0, engine=nisa.engine.gpsimd)
+        nisa.tensor_tensor(a, a, a, nl.multiply, engine=nisa.engine.gpsimd)
+        nisa.iota(a, [[1, 300]], 0)
         return x
-    (ms,) = _trace(k, np.ones(1, np.float32)).instructions
-    with pytest.raises(NotModelledError, match="no cost rule for op='memset' on engine 'GpSimd'"): instruction_cost(ms)
+    ms, tt, io = _trace(k, np.ones(1, np.float32)).instructions
+    assert {i.engine for i in (ms, tt, io)} == {'GpSimd'}
+    for target, ghz in (('trn1', 1.4), ('trn2', 1.2), ('trn3', 1.2)):
+        assert instruction_cost(ms, target).ns == pytest.approx((60 + 300) / ghz)
+        assert instruction_cost(tt, target).ns == pytest.approx((60 + 600) / ghz)
+        assert instruction_cost(io, target).ns == pytest.approx((60 + 300) / ghz)
+    slow = cost_model('trn1', gpsimd_elems_per_cycle=0.25)
+    assert instruction_cost(tt, slow).stream_ns == pytest.approx(4 * 600 / 1.4)
+    with pytest.raises(SimulatorError, match="gpsimd_elems_per_cycle must be > 0"): cost_model('trn1', gpsimd_elems_per_cycle=0)
+
+
+def test_engines_without_a_cost_rule_are_refused():
+    from dwlit.sim.checks import NotModelledError
+    @kernel(platform_target='trn3')
+    def k(x):
+        a = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf, name='a')
+        nisa.activation(a, nl.exp, a, engine=nisa.engine.gpsimd)      # trn3's GpSimd runs activations; no rule for it
+        return x
+    (act,) = _trace(k, np.ones(1, np.float32)).instructions
+    with pytest.raises(NotModelledError, match="no cost rule for op='activation' on engine 'GpSimd'"): instruction_cost(act)
+
+
+def test_every_function_checks_what_it_is_given():
+    "A record of a trace, a model, a number: each refused by name when it is something else (never an AttributeError)."
+    from dwlit.analysis.cost import (isa_cycles, perf_mode_lift, scalar_cycles, pe_cycles, gpsimd_cycles, dma_lanes,
+                                     fixed_cycles, SimulatorTypeError)
+    ins = _trace(_vector_ops, np.ones((128, 300), np.float32), nl.float32).instructions[2]
+    m = cost_model('trn1')
+    calls = [(lambda: contiguous_run(None), 'acc'), (lambda: dma_runs(None), 'ins'), (lambda: isa_cycles('x'), 'ins'),
+             (lambda: perf_mode_lift(3), 'ins'), (lambda: vector_cycles(None, m), 'ins'), (lambda: vector_cycles(ins, None), 'model'),
+             (lambda: scalar_cycles(ins, 'trn1'), 'model'), (lambda: pe_cycles(None, m), 'ins'), (lambda: gpsimd_cycles(ins, {}), 'model'),
+             (lambda: dma_lanes(ins, None), 'model'), (lambda: fixed_cycles(None, m, 1.0), 'ins'),
+             (lambda: fixed_cycles(ins, None, 1.0), 'model'), (lambda: fixed_cycles(ins, m, 'abc'), 'stream'),
+             (lambda: fixed_cycles(ins, m, True), 'stream'), (lambda: fixed_cycles(ins, m, 1.0, dependent='no'), 'dependent')]
+    for call, arg in calls:
+        with pytest.raises(SimulatorError, match=rf"\b{arg}\b"): call()

@@ -77,6 +77,7 @@ SAMPLES = {
     'tracing.plot_trace': lambda f: f(_trace(), title='Input: a traced 1D kernel. Output: its instructions by engine'),
     'layouts.draw_gather': lambda f: f(*_gather(), title='Input: an f01b image in HBM. Output: the elements one DMA reads'),
     'decision_map.plot_engine_map': lambda f: f(_engine_map(), 'Input: 1D depthwise on a 2 x 2 grid. Output: the design predicted fastest'),
+    'dense_pe.plot_matmul': lambda f: f(128, 128, 500, np.eye(128), 'Input: a diagonal weight and 500 columns; output: a PSUM bank'),
     'networks.plot_network': lambda f: f([dwlit.run_layer(n, N=1) for n in ('conformer-m', 'mobilenetv2-576x14')],
                                        'Input: two real layers. Output: predicted time per layer and target'),
 }

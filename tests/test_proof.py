@@ -1,11 +1,15 @@
-"""The no-PE-array checks: they pass on Vector-only code, fail on PE-array code, and the contrast kernels are correct."""
+"""The no-PE-array checks (dwlit.analysis.proof): they pass on Vector-only code, fail on every PE-array design of chapters
+15-18, refuse what is not a call site, a trace or a count, and match the original's compute sites line for line."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, SimulatorError
-from dwlit.sim.isa import nc_matmul as _mm_alias
-from dwlit.analysis.proof import isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE, conv2d_depthwise_identity_matmul
+from dwlit.sim import Trace, SimulatorTypeError
+from dwlit.analysis.proof import (isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE,
+                                  sites_table)
+
+_mm_alias = nisa.nc_matmul
 
 
 def _helper(dst, a, b):
@@ -64,50 +68,10 @@ def test_engine_table_matches_simulator():
     assert {INTRINSIC_ENGINE[k] for k in ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose')} == {'Vector'}
 
 
-def _ref(img, filt, padding):
-    "Plain-loop depthwise 2D reference, image CHWN, filter (C,kH,kW,1), output NCHW."
-    (pt, pb), (pl, pr) = padding
-    C, H, W, N = img.shape
-    _, kH, kW, _ = filt.shape
-    x = np.zeros((C, H + pt + pb, W + pl + pr, N)); x[:, pt:pt + H, pl:pl + W, :] = img
-    oH, oW = x.shape[1] - kH + 1, x.shape[2] - kW + 1
-    out = np.zeros((N, C, oH, oW))
-    for n in range(N):
-        for c in range(C):
-            for i in range(oH):
-                for j in range(oW):
-                    out[n, c, i, j] = np.sum(x[c, i:i + kH, j:j + kW, n] * filt[c, :, :, 0])
-    return out
-
-
-@settings(max_examples=25, deadline=None)
-@given(C=st.integers(1, 140), H=st.integers(1, 6), W=st.integers(1, 9), N=st.integers(1, 2),
-       kH=st.integers(1, 3), kW=st.integers(1, 3), pad=st.tuples(*[st.integers(0, 2)] * 4), seed=st.integers(0, 9))
-def test_identity_matmul_contrast_is_correct(C, H, W, N, kH, kW, pad, seed):
-    padding = ((pad[0], pad[1]), (pad[2], pad[3]))
-    if H + pad[0] + pad[1] < kH or W + pad[2] + pad[3] < kW: return
-    rng = np.random.default_rng(seed)
-    img = rng.standard_normal((C, H, W, N)).astype(np.float32)
-    filt = rng.standard_normal((C, kH, kW, 1)).astype(np.float32)
-    with trace() as tr: got = conv2d_depthwise_identity_matmul(img, filt, padding=padding)
-    np.testing.assert_allclose(got, _ref(img, filt, padding), rtol=1e-4, atol=1e-4)
-    assert engine_histogram(tr)['Tensor'] == tr.counts()['tensor_tensor'] == kH * kW * N * -(-C // 128) * -(-(H + pad[0] + pad[1] - kH + 1) // max(1, 512 // (W + pad[2] + pad[3] - kW + 1)))
-
-
-def test_identity_matmul_contrast_errors():
-    img = np.ones((2, 3, 3, 1), np.float32)
-    with pytest.raises(SimulatorError, match="got W_padding_l=-1"):
-        conv2d_depthwise_identity_matmul(img, np.ones((2, 2, 2, 1), np.float32), padding=((0, 0), (-1, 0)))
-    with pytest.raises(SimulatorError, match="depthwise needs filter"):
-        conv2d_depthwise_identity_matmul(img, np.ones((3, 2, 2, 1), np.float32))
-    with pytest.raises(SimulatorError, match="dtypes differ"):
-        conv2d_depthwise_identity_matmul(img.astype(np.float16), np.ones((2, 2, 2, 1), np.float32))
-
-
 from dwlit.analysis.proof import original_correspondence, k_replication, ORIGINAL_COMPUTE_SITES
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.kernels.im2col import conv1d_dense_on_pe_array
+from dwlit.contenders.dense_pe import conv1d_dense_on_pe_array
 
 
 def test_dwlit_kernels_match_the_original_compute_sites():
@@ -133,20 +97,69 @@ def test_k_replication_by_hand(C, taps, r, passes):
 
 
 def test_k_replication_errors():
-    with pytest.raises(SimulatorError, match="taps must be an integer >= 1, got taps=0"): k_replication(4, 0)
+    with pytest.raises(SimulatorError, match="taps must be >= 1, got taps=0"): k_replication(4, 0)
+    with pytest.raises(SimulatorTypeError, match="C_in must be an integer, got C_in=True"): k_replication(True, 9)
 
 
-@pytest.mark.parametrize("name", ['1D diagonal', '1D implicit GEMM', '2D diagonal'])
-def test_both_checks_fail_on_every_pe_design_of_chapter_12(name):
-    from dwlit.contenders.engines import conv1d_depthwise_diagonal_pe, conv1d_depthwise_implicit_gemm, conv2d_depthwise_diagonal_pe
+@pytest.mark.parametrize("name", ['dense (15)', 'identity sum (16)', '1D diagonal (17)', '2D diagonal (17)', 'implicit GEMM (18)'])
+def test_both_checks_fail_on_every_pe_design(name):
+    from dwlit.contenders.dense_pe import depthwise_as_dense
+    from dwlit.contenders.identity_matmul import conv2d_depthwise_identity_matmul
+    from dwlit.contenders.diagonal import conv1d_depthwise_diagonal_pe, conv2d_depthwise_diagonal_pe
+    from dwlit.contenders.implicit_gemm import conv1d_depthwise_implicit_gemm
     x1, f1 = np.ones((1, 3, 1, 9), np.float32), np.ones((3, 1, 1, 4), np.float32)
-    fn, args = {'1D diagonal': (conv1d_depthwise_diagonal_pe, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6))),
-                '1D implicit GEMM': (conv1d_depthwise_implicit_gemm, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6))),
-                '2D diagonal': (conv2d_depthwise_diagonal_pe, (np.ones((3, 4, 5, 1), np.float32), np.ones((3, 2, 2, 1), np.float32)))}[name]
+    x2, f2 = np.ones((3, 4, 5, 1), np.float32), np.ones((3, 2, 2, 1), np.float32)
+    fn, args = {'dense (15)': (conv1d_dense_on_pe_array, (x1, depthwise_as_dense(f1), ((0, 0), (0, 0)), (1, 3, 1, 6))),
+                'identity sum (16)': (conv2d_depthwise_identity_matmul, (x2, f2)),
+                '1D diagonal (17)': (conv1d_depthwise_diagonal_pe, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6))),
+                '2D diagonal (17)': (conv2d_depthwise_diagonal_pe, (x2, f2)),
+                'implicit GEMM (18)': (conv1d_depthwise_implicit_gemm, (x1, f1, ((0, 0), (0, 0)), (1, 3, 1, 6)))}[name]
     with trace() as tr: y = fn(*args)
     assert np.all(y == 4)                                  # four taps of ones over ones
     with pytest.raises(AssertionError, match="nc_matmul at"): assert_no_pe_static(isa_call_sites(fn))
     with pytest.raises(AssertionError, match="PE-array instructions in the trace"): assert_no_pe_dynamic(tr)
+
+
+def test_engine_table_matches_what_the_simulator_records():
+    "Every intrinsic run once: the engine the simulator records is the one INTRINSIC_ENGINE says."
+    t = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf, name='t'); u = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf)
+    ps = nl.ndarray((4, 4), nl.float32, buffer=nl.psum, name='ps'); h = nl.ndarray((4, 4), nl.float32, buffer=nl.hbm)
+    with trace() as tr:
+        nisa.memset(t, 1.0); nisa.memset(u, 2.0)
+        nisa.tensor_tensor(u, t, t, nl.add); nisa.tensor_reduce(u[:, :1], nl.add, t, axis=1)
+        nisa.dve_transpose(u, t); nisa.dma_copy(h, t); nisa.nc_matmul(ps, t, u); nisa.nc_transpose(ps, t)
+        nisa.tensor_copy(u, ps); nisa.tensor_scalar(u, t, nl.multiply, 2.0); nisa.activation(u, nl.exp, t)
+        nisa.tensor_tensor_scan(u, t, t, 0.0, nl.multiply, nl.add); nisa.iota(u, [[1, 4]], 0)
+    ran = {i.op: i.engine for i in tr.instructions}
+    assert ran == INTRINSIC_ENGINE
+    assert set(ran) == set(nisa.INSTRUCTIONS)              # the table covers every intrinsic there is
+
+
+def test_the_site_catalogue_of_dwlits_kernels():
+    "The call sites the walk finds from the two entry points: the catalogue the chapter counts, site by site."
+    from collections import Counter
+    sites = isa_call_sites(conv1d_depthwise_bf01_oi01_bf01, conv2d_depthwise_f01b_o01i_bf01)
+    assert Counter(s.intrinsic for s in sites) == Counter(dma_copy=18, memset=11, tensor_tensor=5, tensor_reduce=5, dve_transpose=1)
+    assert {s.engine for s in sites} == {'DMA', 'Vector'}
+    assert {s.function for s in sites} >= {'conv1d_depthwise_default', 'conv1d_depthwise_f_packing', 'conv2d_depthwise_f01b_o01i_bf01'}
+    table = sites_table(sites)
+    assert table.count('\n') == len(sites) + 1 and '`tensor_reduce` | Vector | nl.add | 2 | L1046 |' in table
+
+
+@pytest.mark.parametrize("call,arg", [(lambda: assert_no_pe_static(True), 'sites'), (lambda: assert_no_pe_static([1, 2]), 'sites'),
+                                      (lambda: sites_table(None), 'sites'), (lambda: engine_histogram(None), 'tr'),
+                                      (lambda: assert_no_pe_dynamic(None), 'tr'), (lambda: assert_no_pe_dynamic([]), 'tr'),
+                                      (lambda: original_correspondence(None), 'sites'),
+                                      (lambda: original_correspondence([], None), 'original'),
+                                      (lambda: k_replication(4, 'abc'), 'taps'), (lambda: k_replication(4, 9, 1.5), 'partitions')])
+def test_bad_arguments_are_named(call, arg):
+    "A wrong kind of argument is refused with a SimulatorError naming it, never an AttributeError or a wrong answer."
+    with pytest.raises(SimulatorError, match=rf"\b{arg}\b"): call()
+
+
+def test_empty_inputs_prove_nothing():
+    with pytest.raises(AssertionError, match="found no ISA call sites"): assert_no_pe_static([])
+    with pytest.raises(AssertionError, match="empty trace"): assert_no_pe_dynamic(Trace())
 
 
 def test_k_replication_argument_stops_below_128_channels():

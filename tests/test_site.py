@@ -547,7 +547,7 @@ def test_the_kernels_bodies_are_on_their_pages(site):
     import html
     wanted = {'10_conv1d_kernels': ['for c_tile in', 'nisa.tensor_reduce(', 'def conv1d_depthwise_f_packing('],
               '14_conv2d': ['for c_tile in range(C_NUM_TILES):', 'for t in plan.tiles:', 'nisa.tensor_reduce('],
-              '17_engine_question': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
+              '18_implicit_gemm': ['def conv1d_depthwise_implicit_gemm(', 'nisa.nc_matmul(']}
     missing = []
     for stem, lines in wanted.items():
         blocks = re.findall(r'<pre[^>]*>(.*?)</pre>', (site / f'{stem}.html').read_text(), flags=re.S)

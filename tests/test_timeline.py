@@ -2,7 +2,7 @@
 lands, on hand-built and random kernels and on the real depthwise kernels; predict's argument checks."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings, assume, strategies as st
 
 from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
@@ -113,7 +113,7 @@ def test_schedule_invariants(plan, target):
        pad=st.tuples(st.integers(0, 2), st.integers(0, 2)), k=st.integers(1, 3), target=st.sampled_from(['trn1', 'trn2', 'trn3']))
 def test_real_1d_schedules_keep_their_rules(N, C, W, W_f, pad, k, target):
     W_out = W + sum(pad) - W_f + 1
-    if W_out < 1: return
+    assume(W_out >= 1)
     with trace() as tr:
         simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, np.ones((N, C, 1, W), np.float32),
                         np.ones((C, 1, 1, W_f), np.float32), ((0, 0), pad), out_shape=(N, C, 1, W_out), num_programs=k)
@@ -170,3 +170,25 @@ def test_predict_refuses_what_is_not_a_trace(tr):
 def test_predict_takes_a_trace_or_its_instruction_list(small_trace):
     assert predict(list(small_trace.instructions)).total_ns == predict(small_trace).total_ns > 0
     assert predict([]).total_ns == 0.0
+
+
+def test_schedules_check_what_they_are_asked():
+    "busy_fraction of a misspelt engine or of a program the schedule does not have is refused, not answered 0.0."
+    from dwlit.sim import SimulatorTypeError
+    from dwlit.analysis.timeline import plot_gantt, step_width
+    tr = _trace(conv1d_depthwise_bf01_oi01_bf01, np.ones((1, 4, 1, 16), np.float32), np.ones((4, 1, 1, 3), np.float32),
+                ((0, 0), (0, 0)), out_shape=(1, 4, 1, 14))
+    s = predict(tr, 'trn1')
+    assert 0 < s.busy_fraction('Vector') <= 1
+    with pytest.raises(SimulatorError, match="engine must be one of"): s.busy_fraction('Vectr')
+    with pytest.raises(SimulatorError, match="engine must be one of"): s.busy_ns('vector')
+    with pytest.raises(SimulatorError, match=r"program_id must be one of the schedule's programs \[0\], got program_id=7"): s.busy_fraction('Vector', 7)
+    with pytest.raises(SimulatorTypeError, match="program_id must be an integer"): s.busy_fraction('Vector', None)
+    with pytest.raises(SimulatorTypeError, match="sched must be a Schedule"): check_schedule(None)
+    with pytest.raises(SimulatorTypeError, match="sched must be a Schedule"): plot_gantt(tr)
+    with pytest.raises(SimulatorError, match="program_id"): plot_gantt(s, program_id=3)
+    with pytest.raises(SimulatorTypeError, match="legend must be True or False"): plot_gantt(s, legend='no')
+    with pytest.raises(SimulatorTypeError, match="tr must be a Trace"): predict(None)
+    with pytest.raises(SimulatorError, match="target must be one of"): predict(tr, 'trn9')
+    with pytest.raises(SimulatorTypeError, match="width must be an integer"):
+        with step_width('wide'): pass

@@ -18,9 +18,9 @@ from ..kernels.tiling import div_ceil
 
 # %% auto #0
 __all__ = ['CONVENTIONS', 'COMPUTE_ENGINES', 'PENALTY_RULES', 'COST_MODELS', 'PE_DTYPES', 'VECTOR_OPS', 'SCALAR_OPS', 'PE_OPS',
-           'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs', 'isa_cycles',
-           'perf_mode_lift', 'vector_cycles', 'scalar_cycles', 'pe_cycles', 'Cost', 'dma_lanes', 'fixed_cycles',
-           'instruction_cost']
+           'GPSIMD_OPS', 'CostModel', 'dtype_bytes', 'cost_model', 'pe_tflops', 'contiguous_run', 'dma_runs',
+           'isa_cycles', 'perf_mode_lift', 'vector_cycles', 'scalar_cycles', 'gpsimd_cycles', 'pe_cycles', 'Cost',
+           'dma_lanes', 'fixed_cycles', 'instruction_cost']
 
 # %% ../../nbs/analysis/21_cost_model.ipynb #57158bd3
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class CostModel:
     dma_issue_ns: float = 0.0          # ASSUMED: issuing one transfer (its engines wait for it)
     vector_rates: str = 'widths'       # ASSUMED: reading of the trn2/trn3 Vector rates, 'widths' or 'modes'
     two_input_factor: float = 2.0      # ASSUMED: for 'widths', two inputs share the input path
+    gpsimd_elems_per_cycle: float = 1.0  # ASSUMED: GpSimd elements per partition per cycle, one input
 
     def __post_init__(self): _check_fields(self)
 
@@ -90,12 +91,15 @@ CONVENTIONS = {   # field: (CITED or ASSUMED, sources-chapter anchors, what it i
                      "hardware generates (a software-generated one is not priced)"),
     'vector_rates': ('ASSUMED', 'arch-trn2', "how the trn2/trn3 widths apply per instruction (below)"),
     'two_input_factor': ('ASSUMED', 'arch-trn1', "two inputs share the input path, as on trn1 (2N)"),
+    'gpsimd_elems_per_cycle': ('ASSUMED', 'arch-trn1', "no public figure: taken as trn1's Vector rate, one element "
+                               "per partition per cycle (two inputs share it), at the GpSimd clock"),
 }
 
 # %% ../../nbs/analysis/21_cost_model.ipynb #eb32c178
 COMPUTE_ENGINES = ('Tensor', 'Vector', 'Scalar', 'GpSimd')
 PENALTY_RULES = ('dependent', 'small dependent', 'dependent or small')
-_POSITIVE = ('dma_engine_gbps', 'pe_transpose_fp32_factor', 'pe_columns_per_cycle', 'pe_fp32_factor', 'two_input_factor')
+_POSITIVE = ('dma_engine_gbps', 'pe_transpose_fp32_factor', 'pe_columns_per_cycle', 'pe_fp32_factor', 'two_input_factor',
+             'gpsimd_elems_per_cycle')
 _AT_LEAST_0 = ('min_ii', 'access_start', 'pe_access_start', 'dependent_penalty', 'small_elems', 'narrow_stride_bytes',
                'dma_fixed_ns', 'dma_run_ns', 'dma_latency_ns', 'dma_issue_ns')
 
@@ -105,14 +109,12 @@ def _positive(value, arg):
     if v <= 0: raise SimulatorError(f"{arg} must be > 0, got {arg}={shown(value)}")
     return v
 
-# %% ../../nbs/analysis/21_cost_model.ipynb #7567aeb3
 def _rates(value, arg, keys):
     "A dict with a positive finite rate for each of `keys` (more keys are allowed), or an error naming `arg`."
     if not isinstance(value, dict) or not set(keys) <= set(value):
         raise SimulatorTypeError(f"{arg} must be a dict with a rate for each of {', '.join(map(repr, keys))}, got {arg}={shown(value)}")
     for k in keys: _positive(value[k], f"{arg}[{k!r}]")
 
-# %% ../../nbs/analysis/21_cost_model.ipynb #7fb7e19d
 def _check_fields(m):
     "Refuse a `CostModel` with a field of the wrong kind or outside its range (each message names the field)."
     if not isinstance(m.target, str): raise SimulatorTypeError(f"target must be a name (a str), got target={shown(m.target)}")
@@ -166,24 +168,37 @@ def pe_tflops(model: CostModel, dtype='bfloat16') -> float:
     per_cycle = model.partitions ** 2 * 2 * model.pe_columns_per_cycle
     return per_cycle * model.clock_ghz[PE_ARRAY] / 1e3 / (model.pe_fp32_factor if nbytes == 4 else 1)
 
+# %% ../../nbs/analysis/21_cost_model.ipynb #7bfebcba
+def _check_record(x, arg, who, kind):
+    "`x` if it is an `Instruction` (kind='ins') or an `Access` (kind='acc') of a trace, else an error naming `arg`."
+    cls = Instruction if kind == 'ins' else Access
+    if not isinstance(x, cls): raise SimulatorTypeError(f"{who}: {arg} must be {'an Instruction' if kind == 'ins' else 'an operand (Access)'} of a trace, got {arg}={shown(x)}")
+    return x
+
+def _check_model(m, who) -> 'CostModel':
+    "`m` if it is a `CostModel`, else an error saying how to get one."
+    if not isinstance(m, CostModel): raise SimulatorTypeError(f"{who}: model must be a CostModel (cost_model('trn2')), got model={shown(m)}")
+    return m
+
 # %% ../../nbs/analysis/21_cost_model.ipynb #cedb1062
 VECTOR_OPS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose', 'tensor_copy', 'tensor_scalar', 'tensor_tensor_scan')
 SCALAR_OPS = ('activation', 'tensor_scalar', 'tensor_copy', 'memset')   # one input (or none): N Scalar cycles
 PE_OPS = ('nc_matmul', 'nc_transpose')
 
+# %% ../../nbs/analysis/21_cost_model.ipynb #4f01bb47
+def _free_dims(acc: Access) -> list:
+    "The (step, num) pairs of `acc` with more than one element, without the partition axis of an on-chip tensor."
+    _check_record(acc, 'acc', '_free_dims', 'acc')
+    return [(s, n) for s, n in (acc.pattern[1:] if acc.buffer in ('sbuf', 'psum') else acc.pattern) if n > 1]
+
 def _bytes_of(acc: Access) -> int:
     "Bytes per element of operand `acc` (its tensor's dtype, which the trace records with every operand)."
     return dtype_bytes(acc.dtype)
 
-# %% ../../nbs/analysis/21_cost_model.ipynb #4f01bb47
-def _free_dims(acc: Access) -> list:
-    "The (step, num) pairs of `acc` with more than one element, without the partition axis of an on-chip tensor."
-    return [(s, n) for s, n in (acc.pattern[1:] if acc.buffer in ('sbuf', 'psum') else acc.pattern) if n > 1]
-
 # %% ../../nbs/analysis/21_cost_model.ipynb #99807df0
 def contiguous_run(acc: Access) -> int:
     "Elements per contiguous run of `acc`, walked in order (a run never crosses an SBUF/PSUM partition)."
-    dims = _free_dims(acc)
+    dims = _free_dims(_check_record(acc, 'acc', 'contiguous_run', 'acc'))
     if not dims or dims[-1][0] != 1: return 1
     run = 1
     for s, n in reversed(dims):
@@ -194,6 +209,7 @@ def contiguous_run(acc: Access) -> int:
 # %% ../../nbs/analysis/21_cost_model.ipynb #f0f8ce21
 def dma_runs(ins: Instruction) -> int:
     "Contiguous runs (DMA buffers) of transfer `ins`: a run ends wherever its source's or its destination's does."
+    _check_record(ins, 'ins', 'dma_runs', 'ins')
     total = math.prod(n for _, n in ins.dst.pattern)
     a, b = contiguous_run(ins.dst), contiguous_run(ins.srcs[0])
     return total // a + total // b - total // math.lcm(a, b)
@@ -217,7 +233,7 @@ def _inner_contiguous(acc: Access) -> bool:
 # %% ../../nbs/analysis/21_cost_model.ipynb #bb20c291
 def isa_cycles(ins: Instruction, step0_contiguous=False) -> float:   # CITED: the ISA reference's table
     "Streaming cycles on trn1 by the ISA reference's cost table: N, 2N or N/2 for N elements per partition."
-    n, srcs = ins.free_elems, ins.srcs
+    n, srcs = _check_record(ins, 'ins', 'isa_cycles', 'ins').free_elems, ins.srcs
     dts = {a.dtype for a in (ins.dst,) + tuple(srcs)}
     if ins.op == 'tensor_tensor':
         one_in_psum = sorted(s.buffer for s in srcs) == ['psum', 'sbuf']
@@ -239,7 +255,7 @@ def _streamed(ins: Instruction) -> tuple:
 # %% ../../nbs/analysis/21_cost_model.ipynb #7779db13
 def perf_mode_lift(ins: Instruction) -> float:                       # CITED: the trn2 guide's list
     "How much faster trn2's Vector performance modes run `ins` than trn1 (its guide's list; 1 where it says nothing)."
-    ops = _streamed(ins)
+    ops = _streamed(_check_record(ins, 'ins', 'perf_mode_lift', 'ins'))
     two_byte = all(a.dtype in ('bfloat16', 'float16') for a in ops)
     if ins.op == 'tensor_tensor':
         return 2.0 if two_byte and all(s.buffer == 'sbuf' for s in ins.srcs) else 1.0
@@ -252,6 +268,7 @@ def perf_mode_lift(ins: Instruction) -> float:                       # CITED: th
 # %% ../../nbs/analysis/21_cost_model.ipynb #15682764
 def vector_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a Vector-engine instruction: its elements per partition at the rate its operands allow."
+    _check_record(ins, 'ins', 'vector_cycles', 'ins'); _check_model(model, 'vector_cycles')
     ops, trn1 = _streamed(ins), model.vector_elems_per_cycle[2] == model.partitions
     if trn1: c = isa_cycles(ins, model.step0_contiguous)                                          # the ISA table
     elif model.vector_rates == 'modes': c = isa_cycles(ins, model.step0_contiguous) / perf_mode_lift(ins)  # lifted
@@ -265,12 +282,23 @@ def vector_cycles(ins: Instruction, model: CostModel) -> float:
 # %% ../../nbs/analysis/21_cost_model.ipynb #43eb228e
 def scalar_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles on the Scalar engine: N for N elements per partition (128 lanes on every target), halved bandwidth as above."
+    _check_record(ins, 'ins', 'scalar_cycles', 'ins'); _check_model(model, 'scalar_cycles')
     wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
     return ins.free_elems * (2 if wide else 1)                         # N CITED; the halving ASSUMED
+
+# %% ../../nbs/analysis/21_cost_model.ipynb #f5f72959
+GPSIMD_OPS = ('tensor_tensor', 'memset', 'tensor_copy', 'iota')      # what the simulator lets the GpSimd engine run
+
+def gpsimd_cycles(ins: Instruction, model: CostModel) -> float:
+    "Streaming cycles on the GpSimd engine: N / `gpsimd_elems_per_cycle`, twice that for two inputs (ASSUMED), halved bandwidth as above."
+    _check_record(ins, 'ins', 'gpsimd_cycles', 'ins'); _check_model(model, 'gpsimd_cycles')
+    wide = any(abs(d[-1][0]) * _bytes_of(a) > model.narrow_stride_bytes for a in _streamed(ins) if (d := _free_dims(a)))
+    return ins.free_elems / model.gpsimd_elems_per_cycle * (2 if ins.op == 'tensor_tensor' else 1) * (2 if wide else 1)
 
 # %% ../../nbs/analysis/21_cost_model.ipynb #8fd3cb01
 def pe_cycles(ins: Instruction, model: CostModel) -> float:
     "Streaming cycles of a PE-array instruction: one moving column per cycle in bf16, about four in fp32."
+    _check_record(ins, 'ins', 'pe_cycles', 'ins'); _check_model(model, 'pe_cycles')
     fp32 = max(_bytes_of(s) for s in ins.srcs) == 4
     if ins.op == 'nc_matmul':
         return ins.free_elems / model.pe_columns_per_cycle * (model.pe_fp32_factor if fp32 else 1)
@@ -293,11 +321,14 @@ class Cost:
 # %% ../../nbs/analysis/21_cost_model.ipynb #387013eb
 def dma_lanes(ins: Instruction, model: CostModel) -> int:
     "How many DMA engines share transfer `ins`: one per 8 partitions touched, at most `model.dma_engines`."
+    _check_record(ins, 'ins', 'dma_lanes', 'ins'); _check_model(model, 'dma_lanes')
     return max(1, min(model.dma_engines, div_ceil(ins.partitions, model.dma_partitions_per_engine)))
 
 # %% ../../nbs/analysis/21_cost_model.ipynb #312080df
 def fixed_cycles(ins: Instruction, model: CostModel, stream: float, dependent=False) -> float:
     "Fixed cycles of a compute instruction: its access start, the static overhead if `penalty_rule` charges it, the floor."
+    _check_record(ins, 'ins', 'fixed_cycles', 'ins'); _check_model(model, 'fixed_cycles')
+    with errors_from('fixed_cycles'): stream, dependent = check_number(stream, 'stream', minimum=0), check_bool(dependent, 'dependent')
     small = ins.free_elems < model.small_elems
     charged = {'dependent': dependent, 'small dependent': dependent and small,
                'dependent or small': dependent or small}[model.penalty_rule]
@@ -317,6 +348,7 @@ def instruction_cost(ins: Instruction, target='trn1', dependent=False) -> Cost:
     if ins.engine == 'Vector' and ins.op in VECTOR_OPS: stream = vector_cycles(ins, m)
     elif ins.engine == 'Scalar' and ins.op in SCALAR_OPS: stream = scalar_cycles(ins, m)
     elif ins.engine == PE_ARRAY and ins.op in PE_OPS: stream = pe_cycles(ins, m)
+    elif ins.engine == 'GpSimd' and ins.op in GPSIMD_OPS: stream = gpsimd_cycles(ins, m)
     else: raise NotModelledError(f"instruction_cost: no cost rule for op={ins.op!r} on engine {ins.engine!r}")
     ghz = m.clock_ghz[ins.engine]
     return Cost(fixed_cycles(ins, m, stream, dependent) / ghz, stream / ghz)

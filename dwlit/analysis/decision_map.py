@@ -1,4 +1,4 @@
-"""The contenders of chapter 17 raced over grids of 1D and 2D shapes on trn1, trn2 and trn3 in fp32 and bf16: a decision map of the design the cost model predicts fastest, which cells survive every ASSUMED convention of the model varied one at a time, the verdict those maps give, and what the model cannot see.
+"""The race of chapter 23 run over grids of 1D and 2D shapes on trn1, trn2 and trn3 in fp32 and bf16: the design the cost model predicts fastest in each cell, which cells survive every ASSUMED convention of the model varied one at a time, and the answer those maps give, with what the model cannot see.
 
 Docs: https://dwlit.github.io/dwlit/analysis/decision_map.html.md"""
 
@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from ..contenders.engines import TUNED, designs, contender_trace
+from ..sim import SimulatorError, SimulatorTypeError, check_choice, check_ints, check_bool, check_number, errors_from, shown
+from .cost import cost_model
+from .race import CONTENDERS, TUNED, designs, contender_trace
 from .timeline import predict
 
 # %% auto #0
-__all__ = ['MAP_TARGETS', 'MAP_DTYPES', 'COLOURS', 'VARIANTS', 'EngineMap', 'engine_map', 'plot_engine_map', 'on_target',
-           'design_side', 'Robustness', 'robustness', 'sensitivity', 'win_counts', 'win_table', 'verdict',
-           'verdict_lines']
+__all__ = ['MAP_TARGETS', 'MAP_DTYPES', 'MAX_MAP_TRACES', 'COLOURS', 'VARIANTS', 'EngineMap', 'engine_map', 'plot_engine_map',
+           'on_target', 'design_side', 'Robustness', 'robustness', 'flips', 'win_counts', 'win_table', 'verdict',
+           'shapes_won', 'answer']
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #57bcbdb5
 MAP_TARGETS = ('trn1', 'trn2', 'trn3')
@@ -31,8 +33,14 @@ class EngineMap:
     traces: dict = field(repr=False)          # (contender, size, width, dtype) -> Trace
     _times: dict = field(default_factory=dict, repr=False)
 
+    @property
+    def dtypes(self) -> tuple: return tuple(dict.fromkeys(d for *_, d in self.traces))
+
     def priced(self, contender, target, dtype, **changes) -> np.ndarray:
         "Predicted ns of one traced contender, shape (sizes, widths), on `target` with the cost-model `changes`."
+        with errors_from('EngineMap.priced'):
+            check_choice(contender, 'contender', tuple(dict.fromkeys(c for c, *_ in self.traces)))
+            check_choice(target, 'target', MAP_TARGETS); check_choice(dtype, 'dtype', self.dtypes)
         key = (contender, target, dtype, tuple(sorted(changes.items())))
         if key not in self._times:
             self._times[key] = np.array([[predict(self.traces[(contender, s, w, dtype)], target, **changes).total_ns
@@ -54,14 +62,37 @@ class EngineMap:
         order = np.sort(t, axis=0)
         return t.argmin(axis=0), order[1] / order[0]
 
+# %% ../../nbs/analysis/24_decision_map.ipynb #6d83ea19
+MAX_MAP_TRACES = 2000   # traces one map may hold (each is a simulated kernel run)
+
+def _check_map(em, who) -> 'EngineMap':
+    "`em` if it is an `EngineMap`, else an error saying how to get one."
+    if not isinstance(em, EngineMap): raise SimulatorTypeError(f"{who}: em must be an EngineMap (engine_map('1D', ...)), got em={shown(em)}")
+    return em
+
+def _check_grid(kind, sizes, widths, dtypes, names, check) -> tuple:
+    "The checked arguments of `engine_map`, refused before any kernel runs if the map would be too large."
+    check_choice(kind, 'kind', tuple(CONTENDERS)); check_bool(check, 'check')
+    sizes, widths = check_ints(sizes, 'sizes', minimum=1), check_ints(widths, 'widths', minimum=1)
+    if not sizes or not widths: raise SimulatorError(f"sizes and widths must each hold at least one value, got sizes={sizes}, widths={widths}")
+    if isinstance(dtypes, str) or not dtypes: raise SimulatorTypeError(f"dtypes must be a tuple of dtype names, got dtypes={shown(dtypes)}")
+    dtypes = tuple(check_choice(d, 'dtypes', MAP_DTYPES) for d in dtypes)
+    names = designs(kind) if names is None else names
+    if isinstance(names, str) or not isinstance(names, (tuple, list)) or not names:
+        raise SimulatorTypeError(f"names must be a tuple of {kind} designs, got names={shown(names)}")
+    names = tuple(check_choice(n, 'names', designs(kind)) for n in names)
+    n = len(sizes) * len(widths) * len(dtypes) * len({a for nm in names for a in TUNED.get(nm, (nm,))})
+    if n > MAX_MAP_TRACES: raise SimulatorError(f"a map of {n:,} traces is more than the {MAX_MAP_TRACES:,} one map may run; use a smaller grid")
+    return sizes, widths, dtypes, names
+
 # %% ../../nbs/analysis/24_decision_map.ipynb #c3230030
 def engine_map(kind, sizes, widths, dtypes=MAP_DTYPES, names=None, check=True) -> EngineMap:
     "Run (and check) every contender of `kind` on each (size, width) and dtype; 1D: (W_f, W_out), 2D: (k, out_W)."
-    names = tuple(names or designs(kind))
+    with errors_from('engine_map'): sizes, widths, dtypes, names = _check_grid(kind, sizes, widths, dtypes, names, check)
     traced = [a for n in names for a in TUNED.get(n, (n,))]
     traces = {(n, s, w, d): contender_trace(kind, n, s, w, d, check=check)
               for d in dtypes for s in sizes for w in widths for n in dict.fromkeys(traced)}
-    return EngineMap(kind, tuple(sizes), tuple(widths), names, traces)
+    return EngineMap(kind, sizes, widths, names, traces)
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #fd3dd6c1
 COLOURS = {'Vector (original)': 'tab:blue', 'Vector, step tuned': 'tab:purple', 'Vector, rows packed': 'tab:cyan',
@@ -71,6 +102,7 @@ COLOURS = {'Vector (original)': 'tab:blue', 'Vector, step tuned': 'tab:purple', 
 def plot_engine_map(em: EngineMap, title, rob=None, targets=MAP_TARGETS, dtypes=MAP_DTYPES):
     "One panel per dtype and target: the fastest design per shape, its lead; with `rob`, hatched where a variant flips the engine."
     import matplotlib.pyplot as plt
+    _check_map(em, 'plot_engine_map')
     from matplotlib.colors import ListedColormap, to_rgb
     from matplotlib.patches import Patch, Rectangle
     cmap = ListedColormap([COLOURS[n] for n in em.names])
@@ -112,15 +144,19 @@ VARIANTS = {   # every ASSUMED field of chapter 21's model: {label: changes}, ot
     'dma_latency_ns': {'0': dict(dma_latency_ns=0), '4 µs': dict(dma_latency_ns=4000)},
     'dma_issue_ns': {'600 ns': dict(dma_issue_ns=600)},
     'vector_rates': {"'modes' (stricter)": dict(vector_rates='modes', on=('trn2', 'trn3'))},
-    'two_input_factor': {'1 (each input at full width)': dict(two_input_factor=1.0, on=('trn2', 'trn3'))}}
+    'two_input_factor': {'1 (each input at full width)': dict(two_input_factor=1.0, on=('trn2', 'trn3'))},
+    'gpsimd_elems_per_cycle': {'a quarter (no contender runs on GpSimd)': dict(gpsimd_elems_per_cycle=0.25)}}
 
 def on_target(changes, target) -> dict:
     "The cost-model `changes` of a variant on `target` (none where its `on` leaves the target out)."
+    if not isinstance(changes, dict): raise SimulatorTypeError(f"on_target: changes must be a dict of cost-model fields, got changes={shown(changes)}")
+    with errors_from('on_target'): check_choice(target, 'target', MAP_TARGETS)
     return {k: v for k, v in changes.items() if k != 'on'} if target in changes.get('on', MAP_TARGETS) else {}
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #50a9f836
 def design_side(name) -> str:
     "'PE' for a PE-array design, 'Vector' for a Vector-engine one."
+    if not isinstance(name, str): raise SimulatorTypeError(f"design_side: name must be a design's name (a str), got name={shown(name)}")
     return 'PE' if name.startswith('PE') else 'Vector'
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #f326b4c6
@@ -139,9 +175,12 @@ class Robustness:
 # %% ../../nbs/analysis/24_decision_map.ipynb #8e04d6cb
 def robustness(em: EngineMap, variants=VARIANTS) -> dict:
     "{(target, dtype): Robustness}: every cell's winner under every variant of `variants`, one field at a time."
+    _check_map(em, 'robustness')
+    if not isinstance(variants, dict) or not all(isinstance(v, dict) for v in variants.values()):
+        raise SimulatorTypeError(f"robustness: variants must be a dict {{field: {{label: changes}}}} like VARIANTS, got variants={shown(variants)}")
     pe, out = np.array([design_side(n) == 'PE' for n in em.names]), {}
     for tg in MAP_TARGETS:
-        for d in MAP_DTYPES:
+        for d in em.dtypes:
             base = em.winners(tg, d)[0]
             by = {(f, lab): em.winners(tg, d, **on_target(ch, tg))[0] for f, vs in variants.items() for lab, ch in vs.items()}
             cells = lambda differ: np.array([[frozenset(f for (f, _), w in by.items() if differ(w[i, j], base[i, j]))
@@ -149,19 +188,29 @@ def robustness(em: EngineMap, variants=VARIANTS) -> dict:
             out[(tg, d)] = Robustness(base, by, cells(lambda a, b: a != b), cells(lambda a, b: pe[a] != pe[b]))
     return out
 
-# %% ../../nbs/analysis/24_decision_map.ipynb #cf994f2e
-def sensitivity(em: EngineMap, rob: dict) -> dict:
-    "{(field, label): (cells whose winner the variant changes, cells the PE designs win under it, cells in all)}."
+# %% ../../nbs/analysis/24_decision_map.ipynb #481e9e4f
+def _check_rob(rob, who) -> dict:
+    "`rob` if it is what `robustness` returns, else an error naming it."
+    if not isinstance(rob, dict) or not rob or not all(isinstance(r, Robustness) for r in rob.values()):
+        raise SimulatorTypeError(f"{who}: rob must be what robustness(em) returns, got rob={shown(rob)}")
+    return rob
+
+# %% ../../nbs/analysis/24_decision_map.ipynb #c22b3604
+def flips(em: EngineMap, rob: dict) -> dict:
+    "{(field, label): (cells its variant moves to a PE design, cells it moves to a Vector design)}, over every target and dtype."
+    _check_map(em, 'flips'); _check_rob(rob, 'flips')
     pe = np.array([design_side(n) == 'PE' for n in em.names])
-    out = {}
-    for v in next(iter(rob.values())).by_variant:
-        changed = sum(int((r.by_variant[v] != r.base).sum()) for r in rob.values())
-        out[v] = (changed, sum(int(pe[r.by_variant[v]].sum()) for r in rob.values()), sum(r.base.size for r in rob.values()))
-    return out
+    return {v: (sum(int((~pe[r.base] & pe[r.by_variant[v]]).sum()) for r in rob.values()),
+                sum(int((pe[r.base] & ~pe[r.by_variant[v]]).sum()) for r in rob.values()))
+            for v in next(iter(rob.values())).by_variant}
 
 # %% ../../nbs/analysis/24_decision_map.ipynb #907c8830
 def win_counts(em: EngineMap, targets=MAP_TARGETS, dtypes=MAP_DTYPES, **changes) -> dict:
     "{(target, dtype): {contender: shapes it is predicted fastest on}}."
+    _check_map(em, 'win_counts')
+    with errors_from('win_counts'):
+        if isinstance(targets, str) or isinstance(dtypes, str): raise SimulatorTypeError("targets and dtypes must be tuples of names, not one str")
+        targets = tuple(check_choice(t, 'targets', MAP_TARGETS) for t in targets); dtypes = tuple(check_choice(d, 'dtypes', em.dtypes) for d in dtypes)
     out = {}
     for d in dtypes:
         for tg in targets:
@@ -179,6 +228,7 @@ def win_table(em: EngineMap, **changes) -> str:
 # %% ../../nbs/analysis/24_decision_map.ipynb #d5f1f224
 def verdict(em: EngineMap, rob: dict) -> dict:
     "{(target, dtype): (cells, robust cells, engine-robust Vector wins, engine-robust PE wins, {field: cells whose engine it flips})}."
+    _check_map(em, 'verdict'); _check_rob(rob, 'verdict')
     pe = np.array([design_side(n) == 'PE' for n in em.names])
     out = {}
     for key, r in rob.items():
@@ -188,12 +238,69 @@ def verdict(em: EngineMap, rob: dict) -> dict:
                     dict(moved.most_common()))
     return out
 
-# %% ../../nbs/analysis/24_decision_map.ipynb #2fdc5d04
-def verdict_lines(em: EngineMap, rob: dict) -> list:
-    "The verdict per target and dtype as Markdown bullets, every number formatted from `verdict`."
+# %% ../../nbs/analysis/24_decision_map.ipynb #8e8f9f14
+def _span(values, grid) -> str:
+    "`values` of `grid` as text: 'all', one value, or a run 'a-b' where they are consecutive in the grid."
+    idx = [grid.index(v) for v in values]
+    if len(values) == len(grid): return 'all'
+    if len(values) == 1: return str(values[0])
+    return f"{values[0]}-{values[-1]}" if idx == list(range(idx[0], idx[-1] + 1)) else ', '.join(map(str, values))
+
+def shapes_won(em: EngineMap, target, dtype, name, **changes) -> str:
+    "The cells of `em` design `name` wins on `target` and `dtype`, described by width ('W_out 256-1024: every W_f'), or ''."
+    _check_map(em, 'shapes_won')
+    with errors_from('shapes_won'): i = em.names.index(check_choice(name, 'name', em.names))
+    win = em.winners(target, dtype, **changes)[0]
+    size_name, width_name = ('W_f', 'W_out') if em.kind == '1D' else ('k', 'out_W')
+    by_width = {}                                                  # the sizes won at each width; equal ones merged
+    for j, w in enumerate(em.widths):
+        sizes = [s for k, s in enumerate(em.sizes) if win[k, j] == i]
+        if sizes: by_width.setdefault(_span(sizes, list(em.sizes)), []).append(w)
+    if list(by_width) == ['all'] and by_width['all'] == list(em.widths): return 'every shape'
+    every = lambda name, span: f"every {name}" if span == 'all' else f"{name} {span}"
+    return '; '.join(f"{every(width_name, _span(ws, list(em.widths)))}: {every(size_name, ss)}" for ss, ws in by_width.items())
+
+# %% ../../nbs/analysis/24_decision_map.ipynb #f3b3a257
+def answer(maps: dict, penalty) -> str:
+    "The answer of the maps as Markdown; `maps`: {kind: (EngineMap, its robustness)}; `penalty`: the calibrated dependency penalty."
+    with errors_from('answer'): penalty = check_number(penalty, 'penalty', minimum=0)
+    if not isinstance(maps, dict) or not all(isinstance(v, tuple) and len(v) == 2 for v in maps.values()):
+        raise SimulatorTypeError(f"answer: maps must be {{kind: (EngineMap, robustness)}}, got maps={shown(maps)}")
+    for em, rob in maps.values(): _check_map(em, 'answer'); _check_rob(rob, 'answer')
+    short = lambda n: n.replace(' (older variant)', '')
     lines = []
-    for (tg, d), (n, k, v, p, moved) in verdict(em, rob).items():
-        why = ', '.join(f"`{f}` ({c})" for f, c in moved.items())
-        lines.append(f"- **{tg}, {d}**: {k} of {n} cells robust; the engine is the same under every variant in {v + p}: "
-                     f"the Vector designs win {v}, the PE designs {p}" + (f". The other {n - v - p} turn{'s' if n - v - p == 1 else ''} on {why}" if n - v - p else '') + '.')
-    return lines
+    for tg in MAP_TARGETS:
+        parts = []
+        for kind, (em, rob) in maps.items():
+            wins = {d: {n: shapes_won(em, tg, d, n) for n in em.names} for d in em.dtypes}
+            same = len({tuple(w.items()) for w in wins.values()}) == 1
+            for d, w in (list(wins.items())[:1] if same else wins.items()):
+                who = ', '.join(f"{short(n)} ({s})" for n, s in w.items() if s)
+                parts.append(f"{kind}{'' if same else ' ' + d.replace('float32', 'fp32').replace('bfloat16', 'bf16')}: {who}")
+        orig = sum(int((r.base == em.names.index('Vector (original)')).sum()) for em, rob in maps.values() for (t, d), r in rob.items() if t == tg)
+        cells = sum(r.base.size for em, rob in maps.values() for (t, d), r in rob.items() if t == tg)
+        lines.append(f"- **{tg}** (the original as written wins {orig} of {cells} cells). " + '. '.join(parts) + '.')
+    moved = Counter()
+    for em, rob in maps.values():
+        for (f, lab), (to_pe, to_vec) in flips(em, rob).items(): moved[f, lab] += np.array([to_pe, to_vec])
+    top = [kv for kv in sorted(moved.items(), key=lambda kv: -kv[1].sum()) if kv[1].sum()][:4]
+    quiet = sorted({f for (f, _) in moved} - {f for (f, _), v in moved.items() if v.sum()})
+    lines.append("\n**What could flip it**, one ASSUMED convention at a time (cells whose engine changes, toward a PE design / "
+                 "toward a Vector design): " + '; '.join(f"`{f}` {lab} ({v[0]} / {v[1]})" for (f, lab), v in top) +
+                 f". {len(quiet)} conventions move no cell ({', '.join(f'`{f}`' for f in quiet)}).")
+    cal = {'dependent_penalty': {'calibrated': dict(dependent_penalty=penalty)}}
+    to_pe, to_vec, ratio = 0, 0, {'Vector': [], 'PE': []}
+    for em, rob in maps.values():
+        (p, v), = flips(em, robustness(em, cal)).values(); to_pe, to_vec = to_pe + p, to_vec + v
+        for tg in MAP_TARGETS:
+            for d in em.dtypes:
+                r = em.times(tg, d, dependent_penalty=penalty) / em.times(tg, d)
+                for n, x in zip(em.names, r): ratio[design_side(n)].append(np.log(x).mean())
+    sv, sp = (np.exp(np.mean(ratio[k])) - 1 for k in ('Vector', 'PE'))
+    lines.append(f"\n**The model's bias.** With the dependency penalty calibrated to the measured chain ({penalty:.0f} cycles instead "
+                 f"of {cost_model('trn1').dependent_penalty:g}), the Vector designs take {sv:.0%} longer on average and the PE designs "
+                 f"{sp:.0%}; {to_pe} cells move toward a PE design and {to_vec} toward a Vector design. "
+                 + ("The default model flatters the Vector designs, whose small dependent multiply/reduce pairs it under-prices"
+                    + (f"; that decides {to_pe} cell{'s' if to_pe != 1 else ''}." if to_pe else ", but by too little to change a winner on these grids.")
+                    if sv > sp else "The bias does not favour the Vector designs on these grids."))
+    return '\n'.join(lines)

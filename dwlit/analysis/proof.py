@@ -1,4 +1,4 @@
-"""The claim that the depthwise kernels never touch the systolic array, proved three ways (reading the source, watching the engines, and showing both checks fail on kernels that do use it), and what the dense path's K-replication trick would, and would not, offer depthwise.
+"""The claim that the depthwise kernels never touch the PE array, proved twice, from their source and from what they run, with both checks shown failing on the PE-array designs of chapters 15-18; and why the dense path's K-replication trick offers depthwise nothing the partitions do not already hold.
 
 Docs: https://dwlit.github.io/dwlit/analysis/no_pe_array.html.md"""
 
@@ -10,18 +10,16 @@ import ast, inspect, re, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 import numpy as np
-from ..sim import SimulatorError, check_padding
+from ..sim import SimulatorError, SimulatorTypeError, check_int, check_bool, shown, errors_from
 from ..kernels.tiling import div_ceil
-from ..sim import hbm_tensor, as_dtype
 from ..sim import isa as nisa, language as nl
 from ..sim import ENGINES, PE_ARRAY
 from ..sim import Trace
-from ..sim import KernelFunction, kernel
+from ..sim import KernelFunction
 
 # %% auto #0
 __all__ = ['INTRINSIC_ENGINE', 'ORIGINAL_COMPUTE_SITES', 'COMPUTE', 'CallSite', 'isa_call_sites', 'assert_no_pe_static',
-           'sites_table', 'engine_histogram', 'assert_no_pe_dynamic', 'conv2d_depthwise_identity_matmul',
-           'original_correspondence', 'k_replication']
+           'sites_table', 'original_correspondence', 'engine_histogram', 'assert_no_pe_dynamic', 'k_replication']
 
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #b2d20c8b
 INTRINSIC_ENGINE = {'tensor_tensor': 'Vector', 'tensor_reduce': 'Vector', 'memset': 'Vector', 'dve_transpose': 'Vector',
@@ -47,10 +45,6 @@ class CallSite:
     axis: str | None
     original: str | None   # 'L251' if the call's lines carry that comment: the original's line it rebuilds
 
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #c57b7f66
-def _unwrap(f):
-    return f.func if isinstance(f, KernelFunction) else f
-
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #3fa077ec
 def _resolve(node, env):
     "The object an expression such as `nisa.tensor_tensor` or `helper` names in `env`, or None."
@@ -63,6 +57,9 @@ def _resolve(node, env):
 
 _SIMULATOR = ('dwlit.sim.memory', 'dwlit.sim.ap', 'dwlit.sim.isa')
 
+def _unwrap(f):
+    return f.func if isinstance(f, KernelFunction) else f
+
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #7e9061aa
 def _is_user_code(obj, roots) -> bool:
     "True for a Python function of dwlit (not the simulator itself) or of the modules the walk started in."
@@ -70,7 +67,6 @@ def _is_user_code(obj, roots) -> bool:
     if not inspect.isfunction(obj) or obj.__module__ in _SIMULATOR: return False
     return (obj.__module__ or '').startswith('dwlit') or obj.__module__ in roots
 
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #5f96d902
 def _argument(call, intrinsic, name):
     "The source text of argument `name` of `call` (positional or keyword), or None."
     params = list(inspect.signature(intrinsic).parameters)
@@ -85,6 +81,7 @@ _LINE_REF = re.compile(r"#.*?\bL(\d{2,4})\b")
 def isa_call_sites(*functions, follow=True) -> list:
     "Every ISA intrinsic call in the source of `functions` and (if `follow`) of the dwlit functions they call."
     intr, todo, seen, sites = _intrinsics(), [_unwrap(f) for f in functions], set(), []
+    with errors_from('isa_call_sites'): follow = check_bool(follow, 'follow')
     for f in todo:
         if not inspect.isfunction(f):
             raise SimulatorError(f"isa_call_sites: expected a function or kernel, got {f!r}")
@@ -109,9 +106,22 @@ def isa_call_sites(*functions, follow=True) -> list:
                 todo.append(_unwrap(target))
     return sorted(set(sites), key=lambda s: (s.file, s.line))
 
+# %% ../../nbs/analysis/20_no_pe_array.ipynb #a08746ed
+def _check_sites(sites, who) -> list:
+    "`sites` as a list of `CallSite`s, or an error naming the argument."
+    if not isinstance(sites, (list, tuple)) or not all(isinstance(s, CallSite) for s in sites):
+        raise SimulatorTypeError(f"{who}: sites must be a list of CallSite (isa_call_sites(kernel)), got sites={shown(sites)}")
+    return list(sites)
+
+def _check_trace(tr, who) -> Trace:
+    "`tr` if it is a `Trace`, or an error naming the argument."
+    if not isinstance(tr, Trace): raise SimulatorTypeError(f"{who}: tr must be a Trace (with trace() as tr: ...), got tr={shown(tr)}")
+    return tr
+
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #cbc0bb25
 def assert_no_pe_static(sites):
     "Raise `AssertionError` unless `sites` is non-empty and none of them runs on the PE array (or an unknown engine)."
+    sites = _check_sites(sites, 'assert_no_pe_static')
     if not sites: raise AssertionError("static check found no ISA call sites: nothing was proved")
     bad = [s for s in sites if s.engine in (PE_ARRAY, None)]
     if bad:
@@ -122,90 +132,11 @@ def assert_no_pe_static(sites):
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #24954cf3
 def sites_table(sites, title=None) -> str:
     "A Markdown table of call sites: function, line, intrinsic, engine, op, axis, the original's line."
+    sites = _check_sites(sites, 'sites_table')
     rows = [f"| {s.function} | {s.line} | `{s.intrinsic}` | {s.engine} | {s.op or ''} | {s.axis or ''} | {s.original or ''} |"
             for s in sites]
     head = (f"**{title}**\n\n" if title else '') + "| function | line | intrinsic | engine | op | axis | original |\n|---|---|---|---|---|---|---|"
     return '\n'.join([head] + rows)
-
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #950d50f2
-def engine_histogram(tr: Trace) -> dict:
-    "{engine: instructions} for every engine (zeros included), from a trace."
-    c = Counter(i.engine for i in tr.instructions)
-    return {e: c.get(e, 0) for e in ENGINES}
-
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #b854d350
-def assert_no_pe_dynamic(tr: Trace):
-    "Raise `AssertionError` unless trace `tr` is non-empty and holds no PE-array instruction."
-    if not len(tr): raise AssertionError("dynamic check saw an empty trace: nothing was proved")
-    pe = [i for i in tr.instructions if i.engine == PE_ARRAY]
-    if pe:
-        ops = Counter(i.op for i in pe)
-        raise AssertionError(f"{len(pe)} PE-array instructions in the trace: {dict(ops)}")
-    return True
-
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #e331c5f3
-def _identity_sbuf(n=128, dtype=nl.float32):
-    "An n x n identity in SBUF, loaded with one DMA from a constant in HBM."
-    eye = hbm_tensor(np.eye(n, dtype=as_dtype(dtype)), name='identity_constant')   # a constant of the program
-    identity = nl.ndarray((n, n), dtype, buffer=nl.sbuf, name='identity')
-    nisa.dma_copy(identity, eye)
-    return identity
-
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #d8ac9c9c
-def _check_padding(padding):
-    "The four paddings of a 2D call, checked (the appendix's `check_padding`), as H_l, H_r, W_l, W_r."
-    (H_padding_l, H_padding_r), (W_padding_l, W_padding_r) = check_padding(padding)
-    return H_padding_l, H_padding_r, W_padding_l, W_padding_r
-
-# %% ../../nbs/analysis/20_no_pe_array.ipynb #40865b98
-@kernel
-def conv2d_depthwise_identity_matmul(img, filter, padding=((0, 0), (0, 0))):
-    "CONTRAST (the older public variant): 2D depthwise f01b x o01i -> bf01, taps summed by nc_matmul with an identity."
-    H_padding_l, H_padding_r, W_padding_l, W_padding_r = _check_padding(padding)
-    in_C, in_H, in_W, in_N = img.shape
-    k_FO, k_H, k_W, k_FI = filter.shape
-    if in_C != k_FO or k_FI != 1:
-        raise SimulatorError(f"depthwise needs filter (C, k_H, k_W, 1) with C == image channels {in_C}, got filter shape {filter.shape}")
-    if filter.dtype != img.dtype: raise SimulatorError(f"filter and image dtypes differ: img {img.dtype.name}, filter {filter.dtype.name}")
-    pad_H, pad_W = H_padding_l + in_H + H_padding_r, W_padding_l + in_W + W_padding_r
-    out_H, out_W = pad_H - k_H + 1, pad_W - k_W + 1
-    if out_H < 1 or out_W < 1 or out_W > 512:
-        raise SimulatorError(f"output must be 1..512 wide and >= 1 high, got out_H={out_H}, out_W={out_W}")
-    out = nl.ndarray((in_N, in_C, out_H, out_W), img.dtype, buffer=nl.shared_hbm, name='out')
-    kernel_size, rows = k_H * k_W, max(1, 512 // out_W)         # rows per PSUM tile (<= 512 fp32 per partition)
-    C_TILE_SIZE = min(in_C, 128)
-    identity = _identity_sbuf(128, img.dtype)
-    for c_tile in range(div_ceil(in_C, C_TILE_SIZE)):
-        c_start = c_tile * C_TILE_SIZE
-        c_current = min(C_TILE_SIZE, in_C - c_start)
-        filter_sbuf = nl.ndarray((C_TILE_SIZE, kernel_size), img.dtype, buffer=nl.sbuf, name='filter_sbuf')
-        nisa.dma_copy(filter_sbuf[:c_current], filter.ap([[kernel_size, c_current], [1, kernel_size]], offset=c_start * kernel_size))
-        for n_idx in range(in_N):
-            image = nl.ndarray((C_TILE_SIZE, pad_H * pad_W), img.dtype, buffer=nl.sbuf, name='image')
-            nisa.memset(image[:c_current], 0.0)
-            nisa.dma_copy(image.ap([[pad_H * pad_W, c_current], [pad_W, in_H], [1, in_W]], offset=H_padding_l * pad_W + W_padding_l),
-                          img.ap([[in_H * in_W * in_N, c_current], [in_W * in_N, in_H], [in_N, in_W]],
-                                 offset=c_start * in_H * in_W * in_N + n_idx))
-            for row in range(0, out_H, rows):
-                r = min(rows, out_H - row)
-                acc = nl.ndarray((C_TILE_SIZE, rows * out_W), nl.float32, buffer=nl.psum, name='acc')
-                prod = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf, name='prod')
-                for kh in range(k_H):
-                    for kw in range(k_W):
-                        kernel_idx = kh * k_W + kw
-                        nisa.tensor_tensor(dst=prod.ap([[rows * out_W, c_current], [1, r * out_W]]),
-                                           data1=image.ap([[pad_H * pad_W, c_current], [pad_W, r], [1, out_W]],
-                                                          offset=(row + kh) * pad_W + kw),
-                                           data2=filter_sbuf.ap([[kernel_size, c_current], [0, r], [0, out_W]], offset=kernel_idx),
-                                           op=nl.multiply)
-                        nisa.nc_matmul(acc[:c_current, :r * out_W], identity[:c_current, :c_current],
-                                       prod[:c_current, :r * out_W], accumulate=kernel_idx > 0)   # the taps summed on the PE array
-                res = nl.ndarray((C_TILE_SIZE, rows * out_W), img.dtype, buffer=nl.sbuf, name='res')
-                nisa.tensor_copy(res[:c_current, :r * out_W], acc[:c_current, :r * out_W])    # PSUM -> SBUF
-                nisa.dma_copy(out.ap([[out_H * out_W, c_current], [1, r * out_W]],
-                                     offset=n_idx * in_C * out_H * out_W + c_start * out_H * out_W + row * out_W),
-                              res[:c_current, :r * out_W])
-    return out
 
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #52f3ebf2
 ORIGINAL_COMPUTE_SITES = {   # the compute calls of the original's depthwise range: line -> (intrinsic, op, axis)
@@ -220,6 +151,8 @@ COMPUTE = ('tensor_tensor', 'tensor_reduce', 'nc_matmul', 'nc_transpose')
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #09d9b80d
 def original_correspondence(sites, original=ORIGINAL_COMPUTE_SITES) -> list:
     "Rows (original line, its call, dwlit call site) pairing compute sites one to one; `AssertionError` if they do not."
+    sites = _check_sites(sites, 'original_correspondence')
+    if not isinstance(original, dict): raise SimulatorTypeError(f"original_correspondence: original must be a dict like ORIGINAL_COMPUTE_SITES, got original={shown(original)}")
     compute = [s for s in sites if s.intrinsic in COMPUTE]
     problems, rows = [], []
     for line, (intr, op, axis) in original.items():
@@ -235,11 +168,28 @@ def original_correspondence(sites, original=ORIGINAL_COMPUTE_SITES) -> list:
     if problems: raise AssertionError('; '.join(problems))
     return sorted(rows, key=lambda r: int(r[0][1:]))
 
+# %% ../../nbs/analysis/20_no_pe_array.ipynb #950d50f2
+def engine_histogram(tr: Trace) -> dict:
+    "{engine: instructions} for every engine (zeros included), from a trace."
+    c = Counter(i.engine for i in _check_trace(tr, 'engine_histogram').instructions)
+    return {e: c.get(e, 0) for e in ENGINES}
+
+# %% ../../nbs/analysis/20_no_pe_array.ipynb #b854d350
+def assert_no_pe_dynamic(tr: Trace):
+    "Raise `AssertionError` unless trace `tr` is non-empty and holds no PE-array instruction."
+    _check_trace(tr, 'assert_no_pe_dynamic')
+    if not len(tr): raise AssertionError("dynamic check saw an empty trace: nothing was proved")
+    pe = [i for i in tr.instructions if i.engine == PE_ARRAY]
+    if pe:
+        ops = Counter(i.op for i in pe)
+        raise AssertionError(f"{len(pe)} PE-array instructions in the trace: {dict(ops)}")
+    return True
+
 # %% ../../nbs/analysis/20_no_pe_array.ipynb #cdd2241e
-def k_replication(C_in, taps, partitions=128) -> dict:
+def k_replication(C_in, taps, partitions=nl.tile_size.pmax) -> dict:
     "How far the K-replication trick can go: copies r, passes, rows busy per pass (of `partitions`)."
-    for k, v in dict(C_in=C_in, taps=taps, partitions=partitions).items():
-        if not isinstance(v, (int, np.integer)) or v < 1: raise SimulatorError(f"{k} must be an integer >= 1, got {k}={v!r}")
+    with errors_from('k_replication'):
+        C_in, taps, partitions = check_int(C_in, 'C_in', 1), check_int(taps, 'taps', 1), check_int(partitions, 'partitions', 1)
     rows = min(C_in, partitions)                     # channels per contraction tile
     r = max(1, min(taps, partitions // rows))
     return dict(C_in=C_in, taps=taps, r=r, passes=div_ceil(taps, r) * div_ceil(C_in, partitions), rows_busy=rows * r,

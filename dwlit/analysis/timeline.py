@@ -1,4 +1,4 @@
-"""A scheduler places the priced instructions of a trace on their engines, in program order and waiting on address-range dependencies; its Gantt chart, and what the timeline says about the depthwise kernels, the ~512-wide Vector step, the hard-coded dtype_size and public measurements.
+"""A scheduler places the priced instructions of a trace on their engines, in program order and waiting on address-range dependencies; its Gantt chart; what it says about the depthwise kernels, the ~512-wide Vector step and the hard-coded `dtype_size`; and how close it comes to public measurements.
 
 Docs: https://dwlit.github.io/dwlit/analysis/timeline.html.md"""
 
@@ -6,15 +6,17 @@ Docs: https://dwlit.github.io/dwlit/analysis/timeline.html.md"""
 
 # %% ../../nbs/analysis/22_timeline.ipynb #e5b587c0
 from __future__ import annotations
+import contextlib
 from collections import defaultdict
 from dataclasses import dataclass
-from ..sim import SimulatorError, SimulatorTypeError, shown, errors_from
+from ..sim import SimulatorError, SimulatorTypeError, shown, errors_from, check_choice, check_int, check_bool
 from ..sim import ENGINES, PE_ARRAY
 from ..sim import Trace, Instruction
+from ..kernels import tiling
 from .cost import Cost, cost_model, instruction_cost
 
 # %% auto #0
-__all__ = ['OP_COLOURS', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
+__all__ = ['OP_COLOURS', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule', 'step_width']
 
 # %% ../../nbs/analysis/22_timeline.ipynb #0e667aa8
 @dataclass
@@ -31,10 +33,9 @@ class Slot:
     @property
     def end_ns(self): return self.start_ns + self.cost.ns
 
-# %% ../../nbs/analysis/22_timeline.ipynb #9420fb07
+# %% ../../nbs/analysis/22_timeline.ipynb #7d4c2717
 def _overlaps(a, lo, hi): return a.lo <= hi and lo <= a.hi
 
-# %% ../../nbs/analysis/22_timeline.ipynb #7d4c2717
 class _Hazards:
     "Per tensor: the address ranges written and read so far, with when those accesses end."
     def __init__(self): self.writes, self.reads = defaultdict(dict), defaultdict(dict)   # tid -> {(lo, hi): (end, index)}
@@ -77,10 +78,15 @@ class Schedule:
 
     def busy_ns(self, engine) -> float:
         "Time `engine` is busy (summed over programs; a DMA transfer counts once, however many engines it uses)."
+        check_choice(engine, 'engine', ENGINES)
         return sum(s.cost.busy_ns for s in self.slots if s.engine == engine)
 
     def busy_fraction(self, engine, program_id=0) -> float:
         "Share of the predicted time during which `engine` of program `program_id` is busy."
+        check_choice(engine, 'engine', ENGINES)
+        programs = sorted({s.program_id for s in self.slots}) or [0]
+        if check_int(program_id, 'program_id', minimum=0) not in programs:
+            raise SimulatorError(f"program_id must be one of the schedule's programs {programs}, got program_id={program_id}")
         t = self.total_ns
         return sum(s.cost.busy_ns for s in self.slots if s.engine == engine and s.program_id == program_id) / t if t else 0.0
 
@@ -150,6 +156,9 @@ OP_COLOURS = {'tensor_tensor': 'tab:blue', 'tensor_reduce': 'tab:orange', 'memse
 def plot_gantt(sched: Schedule, ax=None, title=None, program_id=0, max_bars=4000, legend=True):
     "Draw the timeline of program `program_id`: engines as rows, instructions as bars (fixed part darker)."
     import matplotlib.pyplot as plt   # here, not at import time: faster start
+    if not isinstance(sched, Schedule): raise SimulatorTypeError(f"plot_gantt: sched must be a Schedule (predict(tr)), got sched={shown(sched)}")
+    with errors_from('plot_gantt'):
+        sched.busy_fraction('DMA', program_id); check_int(max_bars, 'max_bars', 1, 100_000); check_bool(legend, 'legend')
     ax = ax or plt.subplots(figsize=(9, 2.4))[1]
     slots = [s for s in sched.slots if s.program_id == program_id][:max_bars]
     engines = [e for e in ENGINES if any(s.engine == e for s in slots)]
@@ -180,6 +189,7 @@ def plot_gantt(sched: Schedule, ax=None, title=None, program_id=0, max_bars=4000
 # %% ../../nbs/analysis/22_timeline.ipynb #fb9e2565
 def check_schedule(sched: Schedule):
     "Raise `AssertionError` if an engine is double-booked or out of order, DMA needs more engines than exist, or a dependency breaks."
+    if not isinstance(sched, Schedule): raise SimulatorTypeError(f"check_schedule: sched must be a Schedule (predict(tr)), got sched={shown(sched)}")
     last, dma = {}, defaultdict(list)
     for s in sched.slots:
         if s.engine == 'DMA':    # a pool of engines, no program order: count the engines busy at each moment below
@@ -205,3 +215,11 @@ def check_schedule(sched: Schedule):
             if (writes_read or reads_written) and b.start_ns < a.end_ns - 1e-9:
                 raise AssertionError(f"instruction {b.index} ({b.ins.op}) starts at {b.start_ns:.1f} ns before "
                                      f"instruction {a.index} ({a.ins.op}) it depends on ends at {a.end_ns:.1f} ns")
+
+# %% ../../nbs/analysis/22_timeline.ipynb #53216758
+@contextlib.contextmanager
+def step_width(width):
+    "Run the 1D kernels with `width` instead of 512 as their target elements per instruction (PACK, L468), then restore it."
+    old, tiling.PACK = tiling.PACK, check_int(width, 'width', minimum=1, maximum=2**20)
+    try: yield
+    finally: tiling.PACK = old
