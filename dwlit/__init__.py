@@ -2,8 +2,10 @@
 
 Modules:
 
-- `dwlit.apps.layers`: One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against XLA's own convolution that a compiler crash cannot take down.
-- `dwlit.apps.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2."""
+- `dwlit.apps.cli`: `dwlit explain` plans a shape you type, or a layer of a real network, without running it: the kernel that would run, how its channels are shared among SPMD programs, the size of every instruction, the SBUF it needs and, when it does not fit, the least change that would; and the command line that puts it and the tour behind one command.
+- `dwlit.apps.layers`: One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, the SPMD programs it needs to fit SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against JAX's own convolution that a compiler crash cannot take down.
+- `dwlit.apps.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2.
+- `dwlit.apps.tour`: `dwlit tour` runs every depthwise kernel of the book in the simulator, on small shapes, and checks each against a reference written separately in plain NumPy and against its own plan: the first command to run after installing dwlit."""
 
 __version__ = "0.1.0"
 
