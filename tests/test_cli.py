@@ -345,8 +345,8 @@ def test_help_has_examples_and_defaults(args):
     assert r.returncode == 0 and 'examples:' in r.stdout, r.stdout
     if args == ('explain',):
         flat = ' '.join(r.stdout.split())
-        assert 'element type of the image, the filter and the output (default float32)' in flat
-        assert 'NeuronCore to plan for (default trn1)' in flat
+        assert 'element type of the tensors (default float32)' in flat
+        assert 'the Trainium generation to plan for (default trn1)' in flat
 
 
 @pytest.mark.parametrize("args,skipped", [

@@ -235,12 +235,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 EXPLAIN_HELP = """\
-Plan a depthwise convolution for a shape you type, or for a layer of a real network by name
-(--layer; --list-layers names them), without running it: which kernel the dispatcher picks
-and why, how the channel tiles are shared among SPMD programs, the size of each instruction,
-SBUF bytes per partition against the target's capacity (and what would fit, if it does not),
-and for 2D the H window. Only the last line runs the kernel (once, on zeros) to price its
-trace with the cost model; --no-predict skips it."""
+Plan a depthwise convolution for a shape you type, or a layer of a real network (--layer), without running it:
+the kernel and why, the SPMD programs, each instruction's size, SBUF per partition (and what would fit, if it
+does not), for 2D the H window. Only the last line runs the kernel, once on zeros, to price it (--no-predict)."""
 
 EXAMPLES = dict(dwlit="""\
 examples:
@@ -267,35 +264,35 @@ def make_parser() -> argparse.ArgumentParser:
     "The `dwlit` command's arguments."
     from dwlit import __version__
     raw = argparse.RawDescriptionHelpFormatter
-    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or plan a "
-                "shape.", epilog=EXAMPLES['dwlit'], formatter_class=raw)
-    p.add_argument('--version', action='version', version=f"dwlit {__version__}", help="print dwlit's version and exit")
+    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or "
+                "plan a shape.", epilog=EXAMPLES['dwlit'], formatter_class=raw)
+    p.add_argument('--version', action='version', version=f"dwlit {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest='command', required=True, parser_class=_Parser, metavar='{tour,explain}')
-    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy', epilog=EXAMPLES['tour'],
+    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy', formatter_class=raw,
                        description="Run every depthwise kernel on a small input in the simulator and check it\n"
-                                   "against NumPy: one aligned row per kernel.", formatter_class=raw)
+                                   "against NumPy: one aligned row per kernel.", epilog=EXAMPLES['tour'])
     t.add_argument('--progress', choices=('auto', 'always', 'never'), default='auto',
                    help='progress bar on stderr: auto = only on a terminal (default auto)')
     t.add_argument('--seed', default='0', metavar='S', help=f'seed of the random inputs, 0 to {MAX_SEED:,} (default 0)')
     e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
                        description=EXPLAIN_HELP, epilog=EXAMPLES['explain'], formatter_class=raw)
-    e.add_argument('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
-    e.add_argument('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
-    e.add_argument('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 25)')
-    e.add_argument('--batch', metavar='N', help='with --layer: the batch size (default 1)')
-    e.add_argument('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')
-    e.add_argument('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
-    e.add_argument('--padding', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
-    e.add_argument('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
-    e.add_argument('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; with --layer, the fewest that fit)')
-    e.add_argument('--dtype', default='float32', choices=KERNEL_DTYPES, help='element type of the image, the filter and the output (default float32)')
-    e.add_argument('--target', default='trn1', choices=tuple(TARGETS), help='the Trainium generation whose NeuronCore to plan for (default trn1)')
-    e.add_argument('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
-    e.add_argument('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
+    add = e.add_argument
+    add('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
+    add('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
+    add('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 25)')
+    add('--batch', metavar='N', help='with --layer: the batch size (default 1)')
+    add('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')
+    add('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
+    add('--padding', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
+    add('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
+    add('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; --layer: the fewest that fit)')
+    add('--dtype', default='float32', choices=KERNEL_DTYPES, help='element type of the tensors (default float32)')
+    add('--target', default='trn1', choices=tuple(TARGETS), help='the Trainium generation to plan for (default trn1)')
+    add('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H)')
+    add('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
     g = e.add_mutually_exclusive_group()
-    g.add_argument('--predict', dest='predict', action='store_true', default=None,
-                   help=f'always add the predicted time (simulates the call once on zeros; by default only when the plan '
-                        f'has <= {PREDICT_LIMIT:,} instructions)')
+    g.add_argument('--predict', dest='predict', action='store_true', default=None, help=f'always add the predicted time '
+                   f'(simulates the call once on zeros; by default only up to {PREDICT_LIMIT:,} instructions)')
     g.add_argument('--no-predict', dest='predict', action='store_false', help='never simulate: the plan only')
     return p
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, MAX_HBM_BYTES, MAX_PROGRAMS, KERNEL_DTYPES,
                        check_choice, check_int, check_ints, check_number, check_padding, errors_from, shown)
 from ..sim import TARGETS, get_target, trace, simulate_kernel
-from ..kernels.tiling import C_TILE_SIZE, div_ceil
+from ..kernels.tiling import C_TILE_SIZE, PACK, div_ceil
 from ..kernels.reference import output_width, output_shape
 from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
@@ -142,7 +142,7 @@ def in_contract(layer) -> str:
     "'' if the kernels take `layer`, else the rule it breaks."
     l = get_layer(layer)
     if l.stride != 1: return f"stride {l.stride}: the 2D kernel slides its window one row and one column at a time (stride must be 1)"
-    if l.dims == 1 and l.kernel[0] >= 512: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than 512 taps"
+    if l.dims == 1 and l.kernel[0] >= PACK: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than {PACK} taps"
     return ''
 
 # %% ../../nbs/apps/25_real_layers.ipynb #34f09370
@@ -169,7 +169,7 @@ def layer_plan(layer, N=1, target='trn1', num_programs=1, dtype='float32'):
 def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
     "(programs, SBUF bytes per partition of the busiest program, capacity): the fewest programs whose plan fits."
     l, N, target, dtype = _layer_args('programs_to_fit', layer, N, target, dtype)
-    cap, busiest = TARGETS[target].sbuf_partition_bytes, lambda p: max(total for _, _, total, _ in p.sbuf)
+    cap, busiest = get_target(target).sbuf_partition_bytes, lambda p: max(total for _, _, total, _ in p.sbuf)
     if l.dims == 2: return 1, layer_plan(l, N, target, dtype=dtype).bytes_per_partition['total'], cap
     lo, hi = 1, min(div_ceil(l.C, C_TILE_SIZE), MAX_PROGRAMS)  # more programs than tiles: some idle, none smaller
     if not layer_plan(l, N, target, hi, dtype).fits:

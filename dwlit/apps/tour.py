@@ -14,6 +14,7 @@ from ..sim import (SimulatorError, AllocationError, KERNEL_DTYPES, MAX_HBM_BYTES
                        check_choice, check_int, check_ints, check_number, check_padding, errors_from, get_target, shown,
                        trace, simulate_kernel)
 from ..kernels.reference import depthwise1d, depthwise2d
+from ..kernels.tiling import C_TILE_SIZE, PACK
 from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
@@ -168,13 +169,14 @@ TOUR_LEGEND = (
     "input     N,C,W (1D) or N,C,H,W (2D): batch, channels, (height,) width; k filter taps; p padding;",
     "          d input dilation; fb10 image stored channels, batch, width, height; float32 unless named",
     "kernel    1D: the entry point picks default (a whole row in one multiply) or f_packing (the row in",
-    "          pieces of about 512 elements); 2D: the one 2D kernel",
+    f"          pieces of about {PACK} elements); 2D: the one 2D kernel",
     "programs  SPMD programs that had work, of those launched (copies of the kernel, each on its own",
     "          share of the channels, like CUDA thread blocks)",
     "Vector, DMA, PE  instructions on the Vector engine, the DMA queues (memory copies) and the PE array",
     "          (the matrix engine, like a GPU's tensor cores): these kernels never use the PE array",
-    "SBUF B    the most on-chip memory (SBUF) any program held, in bytes per partition (one of 128 lanes)",
-    "max err   largest |kernel - NumPy| / max(1, largest |NumPy|); allowed: float32 1e-4, bfloat16 5e-2",
+    f"SBUF B    the most on-chip memory (SBUF) any program held, in bytes per partition (one of {C_TILE_SIZE} lanes)",
+    f"max err   largest |kernel - NumPy| / max(1, largest |NumPy|), at most float32 {TOL['float32']:.0e}, "
+    f"bfloat16 {TOL['bfloat16']:.0e}",
     "us        microseconds the book's cost model predicts for the run on trn1, the first Trainium")
 
 NEXT_STEPS = ("next: the book, from chapter 1: nbs/start/01_one_kernel.ipynb in this repository, or",
