@@ -196,7 +196,6 @@ class LayerRun:
     img: np.ndarray = field(repr=False)
     filt: np.ndarray = field(repr=False)
     out: np.ndarray = field(repr=False)
-    seconds: float = 0.0   # wall time of planning, simulating and pricing
 
 def _path(l, N) -> str:
     "Which kernel computes layer `l`, and why, in one line."
@@ -219,7 +218,7 @@ def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
 # %% ../../nbs/apps/25_real_layers.ipynb #6186b405
 def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> LayerRun:
     "Plan `layer` per target, simulate it with a trace (once per distinct program count) and price each trace."
-    (l, N, _, dtype), t0 = _layer_args('run_layer', layer, N, dtype=dtype), time.perf_counter()
+    l, N, _, dtype = _layer_args('run_layer', layer, N, dtype=dtype)
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
     with errors_from('run_layer'):
         if not isinstance(targets, (tuple, list)) or not targets:
@@ -238,7 +237,7 @@ def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> La
         tr, peak = traced[P]
         r['programs'][t], r['sbuf'][t], r['peaks'][t], r['engines'][t] = P, need, peak, tr.engines()
         r['predicted_ns'][t] = predict(tr, t).total_ns
-    return LayerRun(l, N, dtype, _path(l, N), **r, img=img, filt=filt, out=out, seconds=time.perf_counter() - t0)
+    return LayerRun(l, N, dtype, _path(l, N), **r, img=img, filt=filt, out=out)
 
 # %% ../../nbs/apps/25_real_layers.ipynb #77372f57
 _JAX_LETTERS = {'image': {'b': 'N', 'f': 'C', '0': 'H', '1': 'W'}, 'filter': {'o': 'O', 'i': 'I', '0': 'H', '1': 'W'}}
