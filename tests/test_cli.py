@@ -20,30 +20,37 @@ def test_tour_runs_every_kernel_and_all_match():
     lines = r.stdout.strip().splitlines()
     kernels = [l for l in lines if l.startswith(('ok ', 'FAIL '))]
     assert len(kernels) >= 6 and all(l.startswith('ok') for l in kernels), r.stdout
-    for what in ('_default', '_f_packing', 'H tiles', 'T+', 'bfloat16', 'd2,3', 'fb10'):
+    for what in ('1D default', '1D f_packing', '  2D  ', 'bfloat16', 'd2,3', 'fb10'):
         assert any(what in l for l in kernels), f"no tour line covers {what}"
-    header = next(l for l in lines if 'kernel path' in l)
-    for col in ('input', 'programs', 'Vec', 'DMA', 'PE', 'SBUF B', 'max err', 'us'): assert col in header
+    header = next(l for l in lines if 'max err' in l and 'kernel' in l)
+    for col in ('input', 'kernel', 'programs', 'Vector', 'DMA', 'PE', 'SBUF B', 'max err', 'us'): assert col in header
     pe = header.index(' PE') + 3                                     # the PE array's column, right-aligned
     assert all(l[pe - 1] == '0' and l[pe - 2] == ' ' for l in kernels), "a kernel used the PE array"
-    assert lines[-2].startswith(f"{len(kernels)} of {len(kernels)} kernels match") and '0 PE-array' in lines[-2]
-    assert lines[-1].startswith('next: ') and 'dwlit explain conv1d --shape' in lines[-1]     # one line: the next step
+    summary = next(l for l in lines if 'kernels match NumPy' in l)
+    assert summary.startswith(f"{len(kernels)} of {len(kernels)} kernels match") and '; 0 PE-array' in summary
+    nxt = lines[lines.index(summary) + 1:]                              # then the next steps: chapter 1 first
+    assert nxt[0].startswith('next: the book, from chapter 1') and 'nbs/start/01_one_kernel.ipynb' in nxt[0]
+    assert '01_one_kernel.html' in ' '.join(nxt) and nxt[-1].startswith('then: ') and 'dwlit explain conv1d' in nxt[-1]
     assert r.stderr == ''            # no progress bar when stderr is not a terminal
 
 
 def test_tour_reads_in_100_columns_with_aligned_columns():
     lines = dwlit('tour').stdout.splitlines()
     assert max(map(len, lines)) <= 100, max(lines, key=len)
-    header = next(i for i, l in enumerate(lines) if 'kernel path' in l)
+    header = next(i for i, l in enumerate(lines) if 'max err' in l and 'kernel' in l)
     rows = [l for l in lines if l.startswith(('ok ', 'FAIL '))]
     assert lines[header + 1:header + 1 + len(rows)] == rows          # the rows right under the header
-    for name in ('Vec', 'DMA', 'SBUF B', 'max err', 'us'):           # numbers end where their header ends
+    for name in ('Vector', 'DMA', 'SBUF B', 'max err', 'us'):        # numbers end where their header ends
         end = lines[header].index(name) + len(name)
         assert all(l[end - 1] != ' ' and l[end:end + 1] in ('', ' ') for l in rows), (name, rows)
-    for name in ('input', 'kernel path', 'programs'):                # words start where their header starts
+    for name in ('input', 'kernel', 'programs'):                     # words start where their header starts
         start = lines[header].index(name)
         assert all(l[start - 1] == ' ' and l[start] != ' ' for l in rows), (name, rows)
-    assert any(l.startswith('max err:') for l in lines) and any(l.startswith('input:') for l in lines)
+    legend = [l.split()[0] for l in lines if l[:1].isalpha() and not l.startswith(('dwlit', 'AWS', 'ok', 'FAIL'))]
+    for word in ('input', 'kernel', 'programs', 'Vector,', 'SBUF', 'max', 'us'): assert word in legend, (word, legend)
+    words = ' '.join(lines)                                         # the legend explains what a newcomer has not met
+    for term in ('SPMD programs', 'PE array', 'SBUF', 'partition', 'Trainium', 'f_packing', 'fb10'): assert term in words, term
+    for jargon in ('H tiles', 'T+', '_f_packing x'): assert jargon not in words, jargon
 
 
 def test_tour_progress_bar_on_request():
@@ -146,6 +153,16 @@ def test_explain_conv2d_in_perm():
     (['explain', 'conv1d', '--shape', '1,8,100', '--batch', '4'], "--batch goes with --layer"),
     (['explain', '--list-layers', '--layer', 'mamba-2.8b'], "--list-layers lists the layer names and takes no"),
     (['explain', 'conv1d', '--shape', '1,128,200000'], "the longest that fits trn1 in float32 is W=24,319"),
+    (['explain', 'conv1d', '--shape', '1,8,100', '--filter', ''], "--filter must be an integer W_f for conv1d, got ''"),
+    (['explain', 'conv1d', '--shape', '1,8,100', '--padding', ''], "--padding must be 1 or 2 comma-separated integers"),
+    (['explain', 'conv2d', '--shape', '1,8,6,6', '--lhs-dilation', ''], "--lhs-dilation must be 1 or 2"),
+    (['explain', '--layer', 'conformer-m', '--batch', ''], "--batch must be an integer N, got ''"),
+    (['explain', '--layer', 'conformer-m', '--programs', ''], "--programs must be an integer K, got ''"),
+    (['explain', 'conv1d', '--shape', ''], "--shape must be 3 comma-separated integers"),
+    (['explain', '--layer', ''], "--layer must be the name of a preset, got --layer ''"),
+    (['tour', '--seed', ''], "--seed must be an integer, got ''"),
+    (['explain', 'conv1d', '--shape', '1,8,100', '--padding', '1,2,3,4,5'], "--padding must be 1 or 2 comma-separated"),
+    (['explain', 'conv2d', '--shape', '1,8,6,6', '--padding', '1,2,3,4,5'], "--padding must be 1 or 2 or 4"),
     (['tour', '--progress', 'sometimes'], "invalid choice: 'sometimes'"),
     (['frobnicate'], "invalid choice: 'frobnicate'"),
     (['explain', 'conv1d', '--shape', '1,8,100', '--predict', '--no-predict'], "not allowed with argument"),
@@ -301,7 +318,7 @@ def test_the_tour_reports_a_wrong_kernel(monkeypatch, capsys):
     status = cli.main(['tour', '--progress', 'never'])
     out = capsys.readouterr().out
     rows = [l for l in out.splitlines() if l.startswith(('ok ', 'FAIL '))]
-    assert status == 1 and rows[0].startswith('FAIL') and out.splitlines()[-2].startswith('5 of 6')
+    assert status == 1 and rows[0].startswith('FAIL') and any(l.startswith('5 of 6 kernels match') for l in out.splitlines())
     assert any(l.startswith('FAIL conv1d') and 'tolerance' in l for l in out.splitlines())   # and why
 
 
@@ -328,8 +345,8 @@ def test_help_has_examples_and_defaults(args):
     assert r.returncode == 0 and 'examples:' in r.stdout, r.stdout
     if args == ('explain',):
         flat = ' '.join(r.stdout.split())
-        assert 'element type of the image, the filter and the output (default float32)' in flat
-        assert 'NeuronCore to plan for (default trn1)' in flat
+        assert 'element type of the tensors (default float32)' in flat
+        assert 'the Trainium generation to plan for (default trn1)' in flat
 
 
 @pytest.mark.parametrize("args,skipped", [
@@ -350,7 +367,7 @@ def test_explain_plans_from_shapes_and_says_what_it_skipped(args, skipped):
 def test_explain_never_allocates_the_input_when_it_does_not_predict(monkeypatch):
     from dwlit.apps import cli
     monkeypatch.setattr(cli.np, 'zeros', lambda *a, **k: pytest.fail("explain made an array"))
-    for kw in (dict(predict_time=False), dict(predict_time=None, shape=(10**6, 3, 10))):
+    for kw in (dict(predict_time=False), dict(predict_time=None, shape=(10**6, 3, 10))):           # (planned only)
         text = cli.explain_conv1d(**{'shape': (4, 256, 1000), **kw})
         assert 'predicted time: not computed: ' in ' '.join(text.split())
     assert 'not computed: --no-predict' in cli.explain_conv2d((1, 8, 6, 6), predict_time=False)
@@ -390,3 +407,106 @@ def test_build_docs_without_the_dev_extra_says_so_in_one_line(tmp_path):
     r = subprocess.run([sys.executable, '-c', hide], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode != 0 and r.stdout == '' and r.stderr.count('\n') == 1, r.stderr
     assert 'not installed' in r.stderr and 'dev extra' in r.stderr and 'Traceback' not in r.stderr
+
+
+# --- the Python-level functions: every argument checked at the entry, the rule named, bounded work -----------------
+
+from dwlit import SimulatorError  # noqa: E402
+from dwlit.apps import cli as _cli, tour as _tour  # noqa: E402
+
+
+@pytest.mark.parametrize("call,says", [
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), programs=10**30), "explain_conv2d: programs must be <= 4,096"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), programs=-1), "programs must be >= 1"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), programs=0), "programs must be >= 1"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), programs=True), "programs must be an integer, got programs=True"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), padding=(1, 2, 3, 4, 5)), "padding must be ((H_padding_l, H_padding_r)"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), padding={1, 2}), "padding must be"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), k={3, 2}), "k must be an ordered sequence"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), padding=''), "padding must be"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), padding={}), "padding must be"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), padding=1.5), "padding must be"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), lhs_dilation=range(10**6)), "lhs_dilation must have 2 integers"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), dtype=np.float32('nan')), "dtype must be one of 'float32'"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), predict_time='abc'), "predict_time must be True or False"),
+    (lambda: _cli.explain_conv2d((1, 4, 5, 6), lines=None), "lines must be True or False"),
+    (lambda: _cli.explain_conv1d(1.5), "explain_conv1d: shape must be an ordered sequence"),
+    (lambda: _cli.explain_conv1d({1, 4, 16}), "shape must be an ordered sequence"),
+    (lambda: _cli.explain_conv1d((1, 4, 16), padding=(1, 2, 3)), "padding must be"),
+    (lambda: _cli.explain_conv1d((1, 4, 16), padding={1, 2}), "padding must be"),
+    (lambda: _cli.explain_conv1d((1, 4, 16), W_f=2.0), "W_f must be an integer"),
+    (lambda: _cli.explain_conv1d((1, 4, 16), target='trn9'), "target must be one of"),
+    (lambda: _cli.explain_layer('conformer-m', programs=np.uint8(0)), "explain_layer: programs must be >= 1"),
+    (lambda: _cli.explain_layer('conformer-m', N=True), "N must be an integer"),
+    (lambda: _cli.explain_layer(None), "layer must be one of"),
+    (lambda: _tour.tour(seed=2**32), "tour_cases: seed must be <= 4,294,967,295"),
+    (lambda: _tour.tour(stream=True), "tour: stream must have a write method"),
+    (lambda: _tour.tour(progress=True), "tour: progress must be a Progress"),
+    (lambda: _tour.tour_cases(seed=True), "seed must be an integer"),
+    (lambda: _tour.tour_cases(seed=range(10)), "seed must be an integer"),
+    (lambda: _tour.conv1d_case(None, 1, 4, 16, 3, ((0, 0), (1, 1))), "conv1d_case: rng must be a Generator"),
+    (lambda: _tour.conv1d_case(np.random.default_rng(), 10**9, 4, 16, 3, ((0, 0), (1, 1))), "MAX_HBM_BYTES"),
+    (lambda: _tour.conv2d_case(np.random.default_rng(), 1, 4, 5, 6, None, ((0, 0), (0, 0))), "conv2d_case: k must be an ordered"),
+    (lambda: _tour.conv2d_case(np.random.default_rng(), 10**9, 4, 5, 6, (3, 3), ((0, 0), (0, 0))), "output too large"),
+    (lambda: _tour.check_case(None, np.zeros(1)), "check_case: case must be a TourCase"),
+    (lambda: _tour.as_planned(_tour.tour_cases()[0], None), "as_planned: run must be a Run"),
+    (lambda: _tour.run_case('x'), "run_case: case must be a TourCase"),
+    (lambda: _tour.run_traced(None), "kernel must be a function"),
+    (lambda: _tour.Progress(None), "Progress: total must be an integer"),
+    (lambda: _tour.Progress(6, width=10**9), "width must be <= 200"),
+    (lambda: _tour.Progress(6, enabled=None), "enabled must be True or False"),
+    (lambda: _cli.parse_ints('1', '--x', ()), "parse_ints: counts must be a tuple of 1 to 8 allowed lengths"),
+    (lambda: _cli.parse_ints(1.5, '--x', (1,)), "parse_ints: text must be a str"),
+    (lambda: _cli.parse_ints('1', '--x', (1,), minimum=None), "minimum must be an integer"),
+    (lambda: _cli.parse_ints('1,2,3', '--x', range(10**9)), "counts must be a tuple of 1 to 8"),
+    (lambda: _cli.parse_ints('1,2,3', '--x', list(range(20))), "counts must be a tuple of 1 to 8"),
+])
+def test_python_level_bad_values_get_the_rule(call, says):
+    with pytest.raises(SimulatorError) as e: call()
+    assert says in str(e.value) and len(str(e.value)) < 1200, str(e.value)[:500]
+
+
+def test_explain_layer_takes_a_numpy_integer_of_programs():
+    "np.uint8(255) programs: a number of programs like any other (it once overflowed inside a uint8 product)."
+    text = _cli.explain_layer('conformer-m', programs=np.uint8(255), predict_time=False)
+    assert '255 program(s), as asked' in ' '.join(text.split())
+
+
+def test_main_refuses_an_argv_that_is_not_words(capsys):
+    assert _cli.main(True) == 2 and 'argv' in capsys.readouterr().err
+
+
+def test_exhaustive_explain_checks_left_here_from_the_chapter():
+    "Chapter 29 keeps one check per claim; the rest of what it used to show."
+    text = _cli.explain_conv1d((4, 256, 1000), 3, ((0, 0), (1, 1)), programs=3)
+    assert max(map(len, text.splitlines())) <= 100 and not re.search(r'\bL\d', text)
+    refs = _cli.explain_conv1d((4, 256, 1000), 3, ((0, 0), (1, 1)), programs=3, lines=True, predict_time=False)
+    assert '(L723)' in refs and '(L154-L173)' in refs
+    flat = lambda t: ' '.join(t.split())
+    assert flat(_cli._plain(flat(refs))) == flat(_cli.explain_conv1d((4, 256, 1000), 3, ((0, 0), (1, 1)), programs=3, predict_time=False))
+    for with_refs, plain in [("dispatch: default (L723)", "dispatch: default"),
+                             ("1 tensor_tensor (multiply, L251/L587) + 1 tensor_reduce (add, axis=2, L276/L594)",
+                              "1 tensor_tensor (multiply) + 1 tensor_reduce (add, axis=2)"),
+                             ("does not shard them (L847, no program_id)", "does not shard them (no program_id)"),
+                             ("budget 16,384 B (L839-L842): h_tile_count", "budget 16,384 B: h_tile_count")]:
+        assert _cli._plain(with_refs) == plain
+    assert _cli._say('x ' * 60, lines=False) == ['x ' * 49 + 'x', '    ' + 'x ' * 9 + 'x']
+    assert 'not computed: the plan has 25,088 instructions to trace (limit 20,000)' in flat(_cli.explain_conv1d((64, 1024, 4096), 3, programs=2))
+    assert [_cli.explain_conv1d((1, 1024, 20_000), programs=k).count('DOES NOT FIT') for k in (7, 8)] == [1, 0]
+    ll = _cli.layer_list()
+    from dwlit.apps.layers import LAYERS
+    assert len(ll) == 1 + 1 + len(LAYERS) + 1 and max(map(len, ll)) <= 100
+    assert sorted({l.split()[-1] for l in ll[2:-1] if ' no: ' in l}) == ['2', 'W_f=1024']
+    t2 = _cli.explain_layer('convnext-t-96x56', N=8, predict_time=False)
+    assert flat(t2).startswith('layer convnext-t-96x56: ConvNeXt-T, stage 1; 3 layer(s) of the network have this shape')
+    assert t2.endswith('\n' + _cli.explain_conv2d((8, 96, 56, 56), (7, 7), ((3, 3), (3, 3)), predict_time=False))
+
+
+@pytest.mark.xfail(strict=True, reason="dwlit.sim.checks lists a sequence before comparing its length (R01 of the hostile "
+                   "report, the simulator's): range(10**10) as k runs out of memory; fixed there, this test passes")
+def test_a_range_of_ten_billion_as_a_kernel_size_is_refused_in_bounded_memory():
+    code = ("import sys\nfrom dwlit.apps.cli import explain_conv2d\nfrom dwlit import SimulatorError\n"
+            "try: explain_conv2d((1, 4, 5, 6), k=range(10**10))\nexcept SimulatorError as e: print('refused:', e); sys.exit(0)\n")
+    r = subprocess.run(['bash', '-c', 'ulimit -v 3000000; exec "$@"', 'python', sys.executable, '-c', code],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and 'k must have 2 integers' in r.stdout, r.stderr[-300:]

@@ -1,5 +1,6 @@
-"""The real-layers chapter's module: the presets against the papers' tables, the planner's program counts, the kernels
-against the framework reference (JAX present and absent), and the isolation of the XLA child process."""
+"""The real-layers chapters' modules (25 and 26): the presets against the papers' tables, the planner's program counts,
+the kernels against the framework reference (JAX present and absent), the isolation of the XLA child process, and
+the exhaustive and bad-argument checks that the chapters leave here."""
 import inspect
 import os
 import sys
@@ -10,8 +11,9 @@ import pytest
 from dwlit import SimulatorError, TARGETS
 import dwlit.apps.layers as L
 from dwlit.apps.layers import (LAYERS, Layer, RefCase, Reference, get_layer, in_contract, kernel_args, explain_args,
-                          programs_to_fit, layer_plan, run_layer, framework_reference, xla_reference, numpy_reference,
-                          jax_dimension_numbers, compare, error_bound, check_runs, layer_case)
+                               programs_to_fit, layer_plan, run_layer, framework_reference, xla_reference, numpy_reference,
+                               jax_dimension_numbers)
+from dwlit.apps.networks import compare, error_bound, check_runs, layer_case, layers_table, plot_network
 
 HAS_JAX = L.jax_available()
 needs_jax = pytest.mark.skipif(not HAS_JAX, reason="JAX is not installed (pip install -e '.[xla]')")
@@ -47,8 +49,8 @@ def test_in_contract_names_the_rule():
 
 def test_get_layer_refuses_unknown_names():
     assert get_layer(LAYERS['conformer-m']) is LAYERS['conformer-m']
-    for bad in ('resnet50', None, 3):
-        with pytest.raises(SimulatorError, match='presets'): get_layer(bad)
+    for bad in ('resnet50', None, 3, np.str_('mamba-130m')):
+        with pytest.raises(SimulatorError, match="layer must be one of 'mamba-130m'"): get_layer(bad)
 
 
 # --- plans ---
@@ -87,8 +89,9 @@ def test_out_of_contract_layers_are_refused_by_the_kernels():
 # --- explain presets ---
 
 def test_explain_args():
-    assert explain_args('mamba-2.8b', target='trn3') == ('conv1d', dict(shape=(1, 5120, 2048), W_f=4, padding=(3, 0), programs=3))
-    assert explain_args('convnext-t-96x56', N=2) == ('conv2d', dict(shape=(2, 96, 56, 56), k=(7, 7), padding=(3, 3, 3, 3), programs=1))
+    assert explain_args('mamba-2.8b', target='trn3') == ('conv1d', dict(shape=(1, 5120, 2048), W_f=4, padding=((0, 0), (3, 0)), programs=3))
+    assert explain_args('convnext-t-96x56', N=2) == ('conv2d', dict(shape=(2, 96, 56, 56), k=(7, 7), padding=((3, 3), (3, 3)), programs=1))
+    assert explain_args('efficientnet-b0-240x28')[1]['padding'] == ((2, 2), (2, 2))
     # the programs follow the dtype: a bf16 row is half the bytes (and the default stays fp32, as the CLI expects)
     assert explain_args('mamba-2.8b', target='trn1')[1]['programs'] == 4
     assert explain_args('mamba-2.8b', target='trn1', dtype='bfloat16')[1]['programs'] == 2
@@ -153,6 +156,8 @@ def test_layers_table_has_one_row_per_run_and_names_a_failed_check(small_runs):
     checks = check_runs(small_runs, 'numpy')
     rows = [l for l in layers_table(small_runs, checks).splitlines() if l.startswith('| ') and not l.startswith('| layer')]
     assert [r.split(' | ')[0][2:] for r in rows] == [r.layer.name for r in small_runs]
+    only = [l for l in layers_table(small_runs, checks, ('conformer',)).splitlines() if l.startswith('| conformer')]
+    assert len(only) == 1 and layers_table(small_runs, checks)._repr_markdown_().startswith('\n| layer')
     crashed = compare(small_runs[0].out, Reference('jax', 'crashed', None, 'killed by SIGABRT'), layer_case(small_runs[0]), 9)
     assert 'crashed: killed by SIGABRT' in layers_table(small_runs[:1], [crashed])
 
@@ -236,7 +241,42 @@ def test_dimension_numbers():
     (lambda: run_layer('mamba-130m', targets=()), "targets must be a non-empty tuple or list"),
     (lambda: run_layer('mamba-130m', seed='a'), "seed must be an integer, got seed='a'"),
     (lambda: run_layer('mamba-130m', N=0), "N must be >= 1, got N=0"),
-    (lambda: run_layer('mamba-130m', dtype='int4'), "dtype must be one of float32, float16, bfloat16, got dtype='int4'"),
+    (lambda: run_layer('mamba-130m', dtype='int4'), "dtype must be one of 'float32', 'float16', 'bfloat16', got dtype='int4'"),
+    (lambda: run_layer('mamba-130m', targets=(1,)), "run_layer: targets[0] must be a str, got targets[0]=1"),
+    (lambda: run_layer('mamba-130m', seed=2**32), "seed must be <= 4,294,967,295"),
+    (lambda: layer_plan('mamba-130m', num_programs=5000), "num_programs must be <= 4,096"),
+    (lambda: layer_plan('convnext-t-96x56', num_programs=True), "num_programs must be an integer"),
+    (lambda: framework_reference([1, 2]), "framework_reference: cases[0] must be a RefCase"),
+    (lambda: framework_reference((), 'numpy'), "cases must be a non-empty list or tuple of RefCase"),
+    (lambda: framework_reference(_cases(1), np.array(['auto', 'jax'])), "backend must be one of 'auto', 'jax', 'numpy'"),
+    (lambda: xla_reference(_cases(1), timeout=-1), "timeout must be >= 1"),
+    (lambda: numpy_reference(None), "case must be a RefCase"),
+    (lambda: jax_dimension_numbers(None), "labels must be a str"),
+    (lambda: Layer('x', 'X', 'x', 'x', 8, (16,), (3, 3), ((1, 1),)), "kernel must have 1 integers"),
+    (lambda: Layer('x', 'X', 'x', 'x', 8, (16, 4, 4), (3, 3, 3), ((1, 1),) * 3), "size must be (W,) or (H, W)"),
+    (lambda: Layer('x', 'X', 'x', 'x', 0, (16,), (3,), ((1, 1),)), "C must be >= 1"),
+    (lambda: Layer('x', 'X', 'x', 'x', 8, (16,), (3,), ((1, -1),)), "padding must be >= 0"),
+    (lambda: Layer('x', 'X', 'x', 'x', 8, {16}, (3,), ((1, 1),)), "size must be an ordered sequence"),
+    (lambda: Layer(None, 'X', 'x', 'x', 8, (16,), (3,), ((1, 1),)), "name must be a str"),
+    (lambda: RefCase('bf01_oi01_bf01', np.zeros((1, 4, 1, 8), np.float32), np.zeros((5, 1, 1, 3), np.float32), ((0, 0), (1, 1))),
+     "are not a depthwise pair"),
+    (lambda: RefCase('bf01_oi01_bf01', np.zeros((1, 4, 1, 8)), np.zeros((4, 1, 1, 3)), ((0, 0), (1, 1))), "img must be a 4-D array of float32"),
+    (lambda: RefCase('f01b_o01i_bf01', np.zeros((4, 3, 3, 1), np.float32), np.zeros((4, 5, 5, 1), np.float32), ((0, 0), (0, 0))),
+     "larger than the padded image"),
+    (lambda: RefCase('f01b_o01i_bf01', np.zeros((4, 3, 3, 1), np.float32), np.zeros((4, 3, 3, 1), np.float32), ((0, 0), (0, 0)), (10**5, 10**5)),
+     "more than MAX_HBM_BYTES"),
+    (lambda: RefCase('f01b_o01i_bf01', np.zeros((4, 3, 3, 1), np.float32), np.zeros((4, 3, 3, 1), np.float32), (1, 2, 3, 4, 5)), "padding must be"),
+    (lambda: RefCase('f01b_o01i_bf01', np.zeros((4, 3, 3, 1), np.float32), np.zeros((4, 3, 3, 1), np.float32), ((0, 0), (0, 0)), {1, 2}), "lhs_dilation must be an ordered"),
+    (lambda: RefCase('bf01_oi01_bf01', np.zeros((1, 4, 1, 8), np.float32), np.zeros((4, 1, 1, 3), np.float32), ((0, 0), (1, 1)), (2, 2)), "lhs_dilation[0] must be <= 1"),
+    (lambda: Reference('numpy', 'ok', None), "out must be a ndarray"),
+    (lambda: Reference('numpy', 'fine'), "status must be one of 'ok'"),
+    (lambda: error_bound(_cases(1)[0], 0), "taps must be >= 1"),
+    (lambda: compare(None, Reference('numpy', 'ok', np.zeros(1)), _cases(1)[0], 9), "out must be the kernel's output"),
+    (lambda: compare(np.zeros((2, 2, 5, 4), np.float32), None, _cases(1)[0], 9), "ref must be a Reference"),
+    (lambda: check_runs([1, 2]), "check_runs: runs[0] must be a LayerRun"),
+    (lambda: layer_case(None), "run must be a LayerRun"),
+    (lambda: layers_table([], []), "runs must be a non-empty list"),
+    (lambda: plot_network('abc', 'title'), "runs must be a non-empty list"),
     (lambda: programs_to_fit('mamba-130m', target='x'), "programs_to_fit: target must be one of"),
     (lambda: layer_plan('mamba-130m', N=2.5), "layer_plan: N must be an integer, got N=2.5"),
     (lambda: explain_args('mamba-130m', target={'trn1'}), "target must be one of trn1, trn2, trn3 (a name)"),
@@ -254,3 +294,30 @@ def test_layer_inputs_refuses_a_batch_too_large_to_draw():
         L.layer_inputs('mamba-2.8b', N=10**7)
     x, f = L.layer_inputs('mamba-130m', N=1, seed=np.int64(3))       # a NumPy integer seed is a seed
     assert x.shape == (1, 1536, 1, 2048) and f.shape == (1536, 1, 1, 4)
+
+
+def test_layer_validation_normalises_and_keeps_the_presets():
+    l = Layer('x', 'X', 'x', 'x', 8, [16], [3], [[1, 1]])
+    assert (l.size, l.kernel, l.padding) == ((16,), (3,), ((1, 1),)) and hash(l)
+    assert all(get_layer(n) is l2 for n, l2 in LAYERS.items())
+    assert kernel_args('mamba-130m', N=2)[1:4] == ((2, 1536, 1, 2048), (1536, 1, 1, 4), ((0, 0), (3, 0)))
+    assert kernel_args('convnext-t-96x56', N=4)[1:4] == ((96, 56, 56, 4), (96, 7, 7, 1), ((3, 3), (3, 3)))
+
+
+def test_programs_to_fit_searches_within_the_budget():
+    "A made-up layer of 10**6 channels: the search is bounded (a handful of plans), and refusal names the cap."
+    wide = Layer('wide', 'X', 'x', 'x', 10**6, (2048,), (4,), ((3, 0),))
+    P, need, cap = programs_to_fit(wide, 'trn3')
+    assert layer_plan(wide, 1, 'trn3', P).fits and not layer_plan(wide, 1, 'trn3', P - 1).fits
+    huge = Layer('huge', 'X', 'x', 'x', 10**7, (20000,), (4,), ((3, 0),))
+    with pytest.raises(SimulatorError, match='even on 4,096 programs'): programs_to_fit(huge)
+
+
+def test_one_target_runs_table_and_plot(small_runs):
+    "A run priced on one target only: the table and the picture show that target (no KeyError for the others)."
+    import matplotlib; matplotlib.use('Agg')
+    one = run_layer('conformer-m', 1, targets=('trn2',))
+    assert 'predicted µs (trn2)' in layers_table([one], check_runs([one], 'numpy'))
+    plot_network([one], 'Input: one layer. Output: its predicted time on trn2')
+    with pytest.raises(SimulatorError, match='share no target'): layers_table([one, run_layer('conformer-m', 1, targets=('trn1',))],
+                                                                             check_runs([one, one], 'numpy'))

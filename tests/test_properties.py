@@ -1,6 +1,6 @@
-"""Arbitrary arguments end in an answer or a clear error, in time: every public function of tiling, layouts and layers
-(the planning ones; nothing here runs a big kernel), the command line's argument parsing and `dwlit` itself, and the
-1D and 2D entry points' argument checks.
+"""Arbitrary arguments end in an answer or a clear error, in time: every public function of tiling, layouts and the
+applications (layers, networks, the tour and the command line; nothing here runs a big kernel), `dwlit` itself, and
+the 1D and 2D entry points' argument checks.
 
 A clear error is one of dwlit's (`SimulatorError`, a `ValueError`; `SimulatorTypeError` is a `TypeError` too) whose
 message is short and shows no value whole; anything else (KeyError, ZeroDivisionError, OverflowError, MemoryError,
@@ -15,7 +15,8 @@ from dwlit import simulate_kernel
 
 from dwlit.kernels import tiling, layouts
 
-from dwlit.apps import layers, cli
+from hypothesis import assume
+from dwlit.apps import layers, networks, tour, cli
 from dwlit.sim.checks import SimulatorError
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
@@ -226,8 +227,8 @@ def test_get_layer_and_in_contract(name):
 
 @FAST
 @given(names, batches)
-def test_kernel_args_and_dispatch_path(name, N):
-    for f in (layers.kernel_args, layers.dispatch_path): answers_or_refuses(f, name, N)
+def test_kernel_args(name, N):
+    answers_or_refuses(layers.kernel_args, name, N)
 
 
 @FAST
@@ -276,7 +277,7 @@ def test_layer_inputs_are_bounded(name, N, dtype, seed):
     "Drawn only within MAX_HBM_BYTES: a huge batch is refused before anything is allocated."
     if isinstance(N, int) and not isinstance(N, bool) and 1 <= N and isinstance(name, str) and name in layers.LAYERS:
         _, img, filt, _, _ = layers.kernel_args(name, N)
-        if np.prod(img, dtype=object) * 8 > 2**26 and np.prod(img, dtype=object) * 8 <= 2**31: return   # legal, slow
+        assume(not 2**26 < np.prod(img, dtype=object) * 8 <= 2**31)        # legal but slow: drawn elsewhere
     answers_or_refuses(layers.layer_inputs, name, N, dtype, seed)
 
 
@@ -299,6 +300,14 @@ def test_parse_ints(text, counts, minimum, maximum):
     r = answers_or_refuses(cli.parse_ints, text, '--x', counts, minimum, '', maximum)
     if isinstance(r, tuple): assert len(r) in counts and all(minimum <= v <= maximum for v in r)
     else: assert isinstance(r, cli.UsageError) and len(str(r)) < 300
+
+
+@FAST
+@given(st.one_of(int_text, scalar), st.one_of(st.just('--x'), scalar), st.one_of(st.sampled_from([(1,), (1, 2)]), seq, scalar),
+       st.one_of(st.integers(0, 2), scalar), st.one_of(st.just(''), scalar), st.one_of(st.integers(0, 10**7), scalar))
+def test_parse_ints_takes_any_argument(text, arg, counts, minimum, form, maximum):
+    "Every argument of parse_ints, not only the text, answers or is refused by name."
+    answers_or_refuses(cli.parse_ints, text, arg, counts, minimum, form, maximum)
 
 
 options = st.fixed_dictionaries({}, optional={
@@ -325,6 +334,157 @@ def test_dwlit_ends_with_an_answer_or_one_line(head, opts, predict):
     assert 'internal error' not in err.getvalue(), (argv, err.getvalue()[:500])
     if status == 0: assert out.getvalue(), argv
     else: assert status == 2 and err.getvalue().count('\n') == 1 and len(err.getvalue()) < 2000, (argv, status, err.getvalue()[:500])
+
+
+# --- the applications: every public function, arbitrary arguments (chapters 25, 26, 28, 29) ----------------------
+
+small = st.integers(1, 24)
+dims = st.one_of(small, small, huge, scalar)                     # mostly small (legal and quick), sometimes anything
+pad2 = st.one_of(st.tuples(st.tuples(st.integers(0, 3), st.integers(0, 3)), st.tuples(st.integers(0, 3), st.integers(0, 3))), anything)
+pad1 = st.one_of(st.tuples(st.just((0, 0)), st.tuples(st.integers(0, 3), st.integers(0, 3))), anything)
+flag = st.one_of(st.booleans(), scalar)
+arrays = st.one_of(st.builds(lambda s: np.zeros(s, np.float32), st.tuples(*[st.integers(1, 5)] * 4)),
+                   st.builds(lambda s: np.zeros(s, np.float64), st.tuples(*[st.integers(1, 5)] * 4)), anything)
+labels_ = st.one_of(st.sampled_from(['bf01_oi01_bf01', 'f01b_o01i_bf01']), scalar)
+SLOW = settings(FAST, deadline=10_000)
+
+
+@FAST
+@given(st.one_of(st.text(max_size=8), scalar), dims, st.one_of(st.tuples(small), st.tuples(small, small), seq, scalar),
+       st.one_of(st.tuples(small), st.tuples(small, small), seq, scalar), st.one_of(st.tuples(st.tuples(small, small)), seq, scalar),
+       dims, dims)
+def test_layer(name, C, size, kernel, padding, stride, count):
+    r = answers_or_refuses(layers.Layer, name, 'X', 'x', 'x', C, size, kernel, padding, stride, count)
+    if isinstance(r, layers.Layer): assert len(r.size) == len(r.kernel) == len(r.padding) and r.C >= 1
+
+
+@FAST
+@given(labels_, arrays, arrays, pad2, st.one_of(st.tuples(small, small), seq, scalar), st.one_of(st.tuples(small, small), seq, scalar))
+def test_refcase_and_the_numpy_reference(labels, img, filt, padding, lhs, stride):
+    "A RefCase that exists is one the NumPy reference computes, within memory; the rest is refused when made."
+    c = answers_or_refuses(layers.RefCase, labels, img, filt, padding, lhs, stride)
+    if isinstance(c, layers.RefCase):
+        ref = layers.numpy_reference(c)
+        assert ref.status == 'ok' and ref.out.ndim == 4
+        b = answers_or_refuses(networks.error_bound, c, 9)
+        assert isinstance(b, np.ndarray) and b.shape == ref.out.shape
+
+
+@FAST
+@given(st.one_of(st.text(max_size=6), scalar), st.one_of(st.sampled_from(['ok', 'crashed', 'error', 'timeout']), scalar),
+       arrays, st.one_of(st.text(max_size=6), scalar))
+def test_reference(backend, status, out, detail):
+    answers_or_refuses(layers.Reference, backend, status, out, detail)
+
+
+@FAST
+@given(st.one_of(st.lists(anything, max_size=3), anything), st.one_of(st.sampled_from(['numpy', 'auto', 'jax', 'torch']), scalar))
+def test_framework_reference_refuses_what_is_not_a_case(cases, backend):
+    assume(not (isinstance(cases, list) and cases and all(isinstance(c, layers.RefCase) for c in cases)))
+    r = answers_or_refuses(layers.framework_reference, cases, backend)
+    assert isinstance(r, SimulatorError), r              # nothing here is a list of cases
+
+
+@FAST
+@given(anything, anything, anything, anything)
+def test_compare_error_bound_and_check_runs_refuse_what_they_are_not_given(out, ref, case, taps):
+    for f, args in ((networks.compare, (out, ref, case, taps)), (networks.error_bound, (case, taps)),
+                    (networks.check_runs, (out,)), (networks.layer_case, (ref,)), (layers.numpy_reference, (case,))):
+        assert isinstance(answers_or_refuses(f, *args), SimulatorError)
+
+
+@FAST
+@given(st.one_of(st.lists(anything, max_size=3), anything), st.one_of(st.lists(anything, max_size=3), anything),
+       st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=2), anything), st.one_of(st.text(max_size=8), scalar))
+def test_layers_table_and_plot_network_refuse_what_is_not_a_run(runs, checks, sources, title):
+    import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
+    try:
+        assert isinstance(answers_or_refuses(networks.layers_table, runs, checks, sources, title), SimulatorError)
+        assert isinstance(answers_or_refuses(networks.plot_network, runs, title, sources), SimulatorError)
+    finally: plt.close('all')
+
+
+@FAST
+@given(st.one_of(st.just(np.random.default_rng(0)), scalar), dims, dims, dims, st.one_of(st.integers(1, 9), huge, scalar),
+       pad1, st.one_of(st.integers(1, 4), scalar), dtypes)
+def test_conv1d_case(rng, N, C, W, W_f, padding, programs, dtype):
+    r = answers_or_refuses(tour.conv1d_case, rng, N, C, W, W_f, padding, programs, dtype)
+    if isinstance(r, tour.TourCase): assert r.reference.shape == r.kwargs['out_shape']
+
+
+@FAST
+@given(st.one_of(st.just(np.random.default_rng(0)), scalar), dims, dims, dims, dims,
+       st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)), seq, scalar), pad2,
+       st.one_of(st.tuples(st.integers(1, 3), st.integers(1, 3)), seq, scalar),
+       st.one_of(st.none(), st.just((1, 0, 3, 2)), seq, scalar), dtypes)
+def test_conv2d_case(rng, N, C, H, W, k, padding, lhs, in_perm, dtype):
+    answers_or_refuses(tour.conv2d_case, rng, N, C, H, W, k, padding, lhs, in_perm, dtype)
+
+
+@FAST
+@given(anything, anything, anything, anything)
+def test_the_tour_functions_refuse_what_they_are_not_given(case, out, run, label):
+    for f, args in ((tour.check_case, (case, out)), (tour.as_planned, (case, run)), (tour.run_case, (case,)),
+                    (tour.run_traced, (case,)), (tour.Run, (out, run, label)), (tour.TourRow, (case, run, out, label))):
+        assert isinstance(answers_or_refuses(f, *args), SimulatorError)
+
+
+@FAST
+@given(st.one_of(st.integers(0, 10), ints, scalar), st.one_of(st.none(), st.just(io.StringIO()), scalar), flag,
+       st.one_of(st.integers(1, 80), ints, scalar), st.one_of(st.text(max_size=80), scalar))
+def test_progress(total, stream, enabled, width, label):
+    bar = answers_or_refuses(tour.Progress, total, io.StringIO() if stream is None else stream, enabled, width)
+    if isinstance(bar, tour.Progress):
+        bar.show(label); bar.step(label); bar.close()
+        assert bar.n == 1
+
+
+@FAST
+@given(st.one_of(st.none(), scalar), st.one_of(st.just(0), ints, scalar), st.one_of(st.none(), scalar))
+def test_tour_and_its_cases_refuse_bad_arguments_before_running(progress, seed, stream):
+    "Anything but a Progress, a seed of 0 to 2**32 - 1 and a writable stream: refused before a kernel runs."
+    ok_seed = isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed < 2**32
+    assume(progress is not None or not ok_seed or stream is not None)      # all legal: the tour would run (tests/test_cli.py)
+    assume(not (ok_seed and progress is None and hasattr(stream, 'write')))
+    assert isinstance(answers_or_refuses(tour.tour, progress, seed, stream), SimulatorError)
+    r = answers_or_refuses(tour.tour_cases, seed)
+    assert isinstance(r, list) == ok_seed
+
+
+@SLOW
+@given(st.one_of(st.tuples(small, st.integers(1, 300), st.integers(1, 3000)), seq, scalar), st.one_of(st.integers(1, 40), huge, scalar),
+       pad1, st.one_of(st.integers(1, 8), ints, scalar), st.one_of(st.sampled_from(['float32', 'bfloat16']), dtypes),
+       targets, st.one_of(st.just(False), scalar), flag)
+def test_explain_conv1d(shape, W_f, padding, programs, dtype, target, predict_time, lines):
+    r = answers_or_refuses(cli.explain_conv1d, shape, W_f, padding, programs, dtype, target, predict_time, lines)
+    if isinstance(r, str): assert r.startswith('conv1d_depthwise_bf01_oi01_bf01') and 'predicted time' in r
+
+
+@SLOW
+@given(st.one_of(st.tuples(small, st.integers(1, 300), small, small), seq, scalar),
+       st.one_of(st.tuples(st.integers(1, 4), st.integers(1, 4)), seq, scalar), pad2,
+       st.one_of(st.tuples(st.integers(1, 3), st.integers(1, 3)), seq, scalar), st.one_of(st.integers(1, 8), ints, scalar),
+       st.one_of(st.sampled_from(['float32', 'bfloat16']), dtypes), targets, st.one_of(st.none(), st.just((1, 0, 3, 2)), seq),
+       st.one_of(st.just(False), scalar), flag)
+def test_explain_conv2d(shape, k, padding, lhs, programs, dtype, target, in_perm, predict_time, lines):
+    r = answers_or_refuses(cli.explain_conv2d, shape, k, padding, lhs, programs, dtype, target, in_perm, predict_time, lines)
+    if isinstance(r, str): assert r.startswith('conv2d_depthwise_f01b_o01i_bf01') and 'predicted time' in r
+
+
+@SLOW
+@given(names, batches, st.one_of(st.none(), st.integers(1, 8), ints, scalar), dtypes, targets, st.one_of(st.just(False), scalar), flag)
+def test_explain_layer(name, N, programs, dtype, target, predict_time, lines):
+    answers_or_refuses(cli.explain_layer, name, N, programs, dtype, target, predict_time, lines)
+
+
+@FAST
+@given(anything)
+def test_main_takes_any_argv(argv):
+    "main(argv) with anything but a list of words: one line on stderr and status 2, never an exception."
+    assume(not (isinstance(argv, (list, tuple)) and all(isinstance(v, str) for v in argv)))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err): status = cli.main(argv)
+    assert status == 2 and err.getvalue().count('\n') == 1, (argv, err.getvalue())
 
 
 # --- the entry points' argument checks ----------------------------------------------------------------------------

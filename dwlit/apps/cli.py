@@ -1,4 +1,6 @@
-"""`dwlit explain` plans a shape you type, or a layer of a real network, without running it: the dispatch, the SPMD programs, the SBUF it needs and what would fit; and the command line that puts it and the tour behind one command.
+"""`dwlit explain` plans a shape you type, or a layer of a real network, without running it: the kernel that would
+run, how its channels are shared among SPMD programs, the size of every instruction, the SBUF it needs and, when it
+does not fit, the least change that would; and the command line that puts it and the tour behind one command.
 
 Docs: https://dwlit.github.io/dwlit/apps/cli.html.md"""
 
@@ -6,219 +8,219 @@ Docs: https://dwlit.github.io/dwlit/apps/cli.html.md"""
 
 # %% ../../nbs/apps/29_cli.ipynb #103e8124
 from __future__ import annotations
-import argparse, os, re, sys, time
-from dataclasses import dataclass, field
+import argparse, os, re, sys, textwrap
 import numpy as np
-from ..sim import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
-from ..sim import get_target, as_dtype, TARGETS
-from ..sim import trace
-from ..sim import simulate_kernel
-from ..kernels.reference import depthwise1d, depthwise2d
-from ..kernels.tiling import div_ceil
-from .tour import (MAX_SEED, WIDTH, Progress, UsageError, parse_ints, predict, run_traced, tour, tour_cases)
+from ..sim import (SimulatorError, KERNEL_DTYPES, MAX_HBM_BYTES, MAX_INSTRUCTIONS, MAX_PROGRAMS, TARGETS, check_bool,
+                       as_dtype, check_choice, check_int, check_ints, check_padding, check_shape, errors_from, get_target, shown)
+from ..kernels.tiling import C_TILE_SIZE, div_ceil
+from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from ..kernels.conv1d_plan import conv1d_plan
+from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan, SBUF_BUDGET_BYTES
+from ..analysis.timeline import predict
+from .layers import LAYERS, MAX_SEED, explain_args, get_layer, in_contract, check_instance
+from .tour import WIDTH, Progress, run_traced, tour, tour_cases
 
 # %% auto #0
-__all__ = ['PREDICT_LIMIT', 'EXPLAIN_HELP', 'DWLIT_EXAMPLES', 'TOUR_EXAMPLES', 'EXPLAIN_EXAMPLES', 'NEXT_STEP', 'without_lines',
-           'predicted_line', 'fix_flags', 'explain_conv1d', 'explain_conv2d', 'layer_list', 'explain_layer',
-           'make_parser', 'run_explain_layer', 'run_explain', 'main']
+__all__ = ['MAX_INT', 'explain_conv1d', 'explain_conv2d', 'explain_layer', 'UsageError', 'parse_ints', 'main']
 
 # %% ../../nbs/apps/29_cli.ipynb #1daed3f2
-def _pad1d(p):  return (p[0], p[0]) if len(p) == 1 else p
-
-# %% ../../nbs/apps/29_cli.ipynb #71c03d2b
-def _pad2d(p):
-    if len(p) == 1: return ((p[0], p[0]), (p[0], p[0]))
-    if len(p) == 2: return ((p[0], p[0]), (p[1], p[1]))
-    return ((p[0], p[1]), (p[2], p[3]))
-
-# %% ../../nbs/apps/29_cli.ipynb #1d4ee003
-def _groups(sizes) -> str:
-    "'5 x 513, 1 x 435' from a list of sizes."
-    out = []
-    for s in sizes:
-        if out and out[-1][1] == s: out[-1][0] += 1
-        else: out.append([1, s])
-    return ', '.join(f"{n} x {s:,}" for n, s in out)
-
-# %% ../../nbs/apps/29_cli.ipynb #324d6a3b
-def _table(header, rows, limit=24) -> list:
-    "Lines of a plain-text table, at most `limit` rows (then a count of the rest)."
-    cells = [list(map(str, header))] + [list(map(str, r)) for r in rows[:limit]]
-    w = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ['  ' + '  '.join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in cells]
-    if len(rows) > limit: lines.append(f"  ... {len(rows) - limit} more rows")
-    return lines
+def _options(programs, dtype, target, predict_time, lines) -> tuple:
+    "The options every explanation takes, checked: programs 1 to MAX_PROGRAMS, a kernel dtype, a target, two flags."
+    return (check_int(programs, 'programs', 1, MAX_PROGRAMS), check_choice(dtype, 'dtype', KERNEL_DTYPES),
+            get_target(target).name, None if predict_time is None else check_bool(predict_time, 'predict_time'),
+            check_bool(lines, 'lines'))
 
 _LREF = r'L\d+(?:-L?\d+)?'
 _re_lines = [(re.compile(rf' ?\({_LREF}(?:[/,] ?{_LREF})*\)'), ''),          # ' (L723)', ' (L154-L173)', ' (L251/L587)'
              (re.compile(rf',? {_LREF}(?:[/,] ?{_LREF})*(?=\))'), ''),         # '(multiply, L251/L587)' -> '(multiply)'
              (re.compile(rf'\({_LREF}(?:[/,] ?{_LREF})*, '), '(')]             # '(L847, no program_id)' -> '(no program_id)'
 
-# %% ../../nbs/apps/29_cli.ipynb #272990cd
-def without_lines(text: str) -> str:
-    "`text` without the original's line numbers ('L723', 'L154-L173'): `explain` shows them only with --lines."
-    for rx, sub in _re_lines: text = rx.sub(sub, str(text))
+def _plain(text: str) -> str:
+    "`text` without the original's line numbers ('L723', 'L154-L173'): explain shows them only with --lines."
+    for rx, sub in _re_lines: text = rx.sub(sub, text)
     return text
 
-# %% ../../nbs/apps/29_cli.ipynb #c9bfb784
 def _say(text: str, lines=True) -> list:
-    "A line of the explanation, wrapped at `WIDTH` columns (continuations indented), line numbers only if `lines`."
-    import textwrap
-    text = text if lines else without_lines(text)
-    text = re.sub(r'\([\d, ()]*\)', lambda m: m.group(0).replace(' ', '\0'), text)     # never break inside (1, 2, 3)
-    text = re.sub(r'(--[a-z][\w-]*) (?=[\w,.]+)', '\\1\0', text)                      # nor between a flag and its value
+    "A line of the explanation wrapped at `WIDTH` columns (continuations indented), the original's line numbers only if `lines`."
+    text = text if lines else _plain(text)
+    text = re.sub(r'\([\d, ()]*\)', lambda m: m.group(0).replace(' ', '\0'), text)  # never break inside (1, 2, 3)
+    text = re.sub(r'(--[a-z][\w-]*) (?=[\w,.]+)', '\\1\0', text)  # nor between a flag and its value
     indent = ' ' * (len(text) - len(text.lstrip()) + 4)
     return [l.replace('\0', ' ') for l in textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_long_words=False,
                                                          break_on_hyphens=False)] or ['']
 
+def _table(header, rows, limit=24) -> list:
+    "Lines of a plain-text table, at most `limit` rows (then a count of the rest)."
+    cells = [list(map(str, header))] + [list(map(str, r)) for r in rows[:limit]]
+    w = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ['  ' + '  '.join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in cells]
+    return lines + ([f"  ... {len(rows) - limit} more rows"] if len(rows) > limit else [])
+
 # %% ../../nbs/apps/29_cli.ipynb #fa3c0566
-PREDICT_LIMIT = 20_000
+PREDICT_LIMIT = 20_000   # instructions: more are traced only with --predict
 
-def _why_not_run(shapes, itemsize, planned, force) -> str:
-    "Why `explain` does not simulate a call of tensors `shapes` issuing `planned` instructions ('' if it may)."
-    held = sum(int(np.prod(s, dtype=object)) for s in shapes) * itemsize
-    if force is False: return "--no-predict"
-    if planned > MAX_INSTRUCTIONS:
-        return (f"the plan has {planned:,} instructions, more than the {MAX_INSTRUCTIONS:,} one simulated launch may "
-                f"issue (MAX_INSTRUCTIONS)")
-    if held > MAX_HBM_BYTES:
-        return (f"the input, filter and output would take {held:,} B of HBM, more than the {MAX_HBM_BYTES:,} B one "
-                f"simulated launch may hold (MAX_HBM_BYTES)")
-    if planned > PREDICT_LIMIT and not force:
-        return f"the plan has {planned:,} instructions to trace (limit {PREDICT_LIMIT:,}); add --predict to simulate it anyway"
-    return ''
-
-# %% ../../nbs/apps/29_cli.ipynb #57528518
-def predicted_line(kern, shapes, rest, kwargs, programs, planned, target=None, force=None, dtype='float32') -> str:
-    "The cost model's time for `kern` on zeros of `shapes` (image, filter, output), or why it was not computed."
-    tg, dt = get_target(target).name, as_dtype(dtype)
-    why = _why_not_run(shapes, dt.itemsize, planned, force)
+def _predicted_line(kernel, shapes, rest, kwargs, programs, planned, target, force, dtype) -> str:
+    "The cost model's time for `kernel` on zeros of `shapes` (image, filter, output), or why it was not computed."
+    held = sum(int(np.prod(s, dtype=object)) for s in shapes) * as_dtype(dtype).itemsize
+    why = ("--no-predict" if force is False else
+           f"the plan has {planned:,} instructions, more than the {MAX_INSTRUCTIONS:,} one simulated launch may issue "
+           f"(MAX_INSTRUCTIONS)" if planned > MAX_INSTRUCTIONS else
+           f"the input, filter and output would take {held:,} B of HBM, more than the {MAX_HBM_BYTES:,} B one simulated "
+           f"launch may hold (MAX_HBM_BYTES)" if held > MAX_HBM_BYTES else
+           f"the plan has {planned:,} instructions to trace (limit {PREDICT_LIMIT:,}); add --predict to simulate it anyway"
+           if planned > PREDICT_LIMIT and not force else '')
     if why: return f"predicted time: not computed: {why}"
-    run = run_traced(kern, *(np.zeros(s, dt) for s in shapes[:2]), *rest, num_programs=programs, target=tg, **kwargs)
-    s = predict(run.trace, tg)
-    return (f"predicted time on {tg}: {s.total_ns / 1e3:,.1f} us (chapter 21's cost model on the trace of one simulated "
+    zeros = (np.zeros(s, as_dtype(dtype)) for s in shapes[:2])
+    run = run_traced(kernel, *zeros, *rest, num_programs=programs, target=target, **kwargs)
+    s = predict(run.trace, target)
+    return (f"predicted time on {target}: {s.total_ns / 1e3:,.1f} us (chapter 21's cost model on the trace of one simulated "
             f"run on zeros: {len(run.trace):,} instructions, Vector engine busy {s.busy_fraction('Vector'):.0%} "
             f"of program 0's time)")
 
-# %% ../../nbs/apps/29_cli.ipynb #492c5d27
-def fix_flags(plan, fix) -> str:
-    "The `dwlit explain` flags that make the change `fix` (chapter 9's `Conv1dPlan.fixes`) to `plan`'s call."
-    g, c = plan.geometry, fix.change
-    return ' '.join(([f"--shape {g.N},{g.C},{c['W']}"] if 'W' in c else []) +
-                    [f"--{'programs' if k == 'num_programs' else k} {v}" for k, v in c.items() if k != 'W'])
-
 # %% ../../nbs/apps/29_cli.ipynb #03d7ad69
-def explain_conv1d(shape, W_f=3, padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
+def explain_conv1d(shape, W_f=3, padding=((0, 0), (0, 0)), programs=1, dtype='float32', target=None,
                    predict_time=None, lines=False) -> str:
-    "The 1D entry point's plan for `shape` = (N, C, W): dispatch and why, SPMD tiles, free sizes, SBUF."
-    from dwlit.kernels.conv1d import conv1d_geometry
-    from dwlit.kernels.conv1d_plan import conv1d_plan
-    N, C, W = shape
-    pl, pr = _pad1d(padding)
-    img, filt, pad = (N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (pl, pr))
-    if lhs_dilation != (1,):   # the kernel's own rule (and message) for a dilation it would silently ignore
-        conv1d_geometry(img, filt, pad, (N, C, 1, max(1, pl + W + pr - W_f + 1)), dtype, lhs_dilation=lhs_dilation[0])
+    "The 1D entry point's plan for `shape` = (N, C, W): dispatch and why, SPMD tiles, free sizes, SBUF, predicted time."
+    with errors_from('explain_conv1d'):
+        (N, C, W), W_f = check_shape(shape, 'shape', ('N', 'C', 'W')), check_int(W_f, 'W_f', 1)
+        pad, (programs, dtype, target, predict_time, lines) = check_padding(padding), _options(programs, dtype, target, predict_time, lines)
+    img, filt = (N, C, 1, W), (C, 1, 1, W_f)
     p = conv1d_plan(img, filt, pad, programs, target, dtype)
-    g, d = p.geometry, p.dispatch
-    say = lambda s: _say(s, lines)
-    L = say(f"conv1d_depthwise_bf01_oi01_bf01: img {img} (N, C, 1, W: bf01) {g.dtype.name}, filter {filt} (oi01), "
-            f"padding ({pl}, {pr}) -> out {g.out_shape}; {programs} program(s) on {p.target}")
+    g, d, say = p.geometry, p.dispatch, lambda s: _say(s, lines)
+    L = say(f"conv1d_depthwise_bf01_oi01_bf01: img {img} (N, C, 1, W: bf01) {dtype}, filter {filt} (oi01), padding "
+            f"{pad[1]} -> out {g.out_shape}; {programs} program(s) on {target}")
     L += say(f"dispatch: {d.kernel}") + say(f"  why: {d.reason} (L723)")
-    L += say(f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of 128, div_ceil({g.C_NUM_TILES}, {programs}) = "
+    L += say(f"SPMD tile table: {g.C_NUM_TILES} channel tile(s) of {C_TILE_SIZE}, div_ceil({g.C_NUM_TILES}, {programs}) = "
              f"{div_ceil(g.C_NUM_TILES, programs)} per program, the original's tiles_per_core (L154-L173)")
-    rows = []
-    for t, (_, need, total, cap) in zip(p.tiles, p.sbuf):
-        share = ('idle', '-', 0, 'no') if t.idle else (f"{t.start_tile}..{t.end_tile - 1}",
-                 f"{t.channels[0]}..{t.channels[1] - 1}", t.full_tiles, 'yes' if t.has_partial else 'no')
-        rows.append((t.pid, *share, f"{total:,}", f"{100 * total / cap:.1f}%", 'yes' if total <= cap else 'NO'))
+    rows = [(t.pid, *(('idle', '-', 0, 'no') if t.idle else (f"{t.start_tile}..{t.end_tile - 1}",
+             f"{t.channels[0]}..{t.channels[1] - 1}", t.full_tiles, 'yes' if t.has_partial else 'no')),
+             f"{total:,}", f"{100 * total / cap:.1f}%", 'yes' if total <= cap else 'NO') for t, (_, _, total, cap) in zip(p.tiles, p.sbuf)]
     L += _table(('program', 'tiles', 'channels', 'full tiles', 'partial tile', 'SBUF B/partition', 'of capacity', 'fits'), rows)
-    sizes = [e for *_, e in p.free_sizes]
-    c = p.instruction_counts()
+    sizes, c = [e for *_, e in p.free_sizes], p.instruction_counts()
+    groups = [(sizes.count(s), s) for s in dict.fromkeys(sizes)]
     L += say(f"instructions per channel tile and batch element: {len(sizes)} tensor_tensor (multiply, L251/L587) + "
              f"{len(sizes)} tensor_reduce (add, axis=2, L276/L594)")
-    L += say(f"  free size (elements per partition) of each: {_groups(sizes)}")
+    L += say(f"  free size (elements per partition) of each: {', '.join(f'{n} x {s:,}' for n, s in groups)}")
     L += say(f"  in all: {c['total']:,} tensor_tensor + {c['total']:,} tensor_reduce over {programs} program(s); no nc_matmul")
-    busiest = max(p.sbuf, key=lambda r: r[2])
-    L += say(f"SBUF per partition (busiest program, {busiest[0]}): " +
-             (', '.join(f"{k} {v:,}" for k, v in busiest[1].items()) or 'nothing') +
-             f"; total {busiest[2]:,} of {busiest[3]:,} B ({100 * busiest[2] / busiest[3]:.1f}%)" +
-             ('' if p.fits else ': DOES NOT FIT; ' + p.advise(lambda f: fix_flags(p, f))))
-    if p.fits:
-        from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
-        L += say(predicted_line(conv1d_depthwise_bf01_oi01_bf01, (img, filt, g.out_shape), (pad,),
-                                dict(out_shape=g.out_shape), programs, 2 * c['total'] + 4 * programs * N, target,
-                                predict_time, dtype))
-    else: L += say("predicted time: not computed: the plan does not fit SBUF, so the kernel would stop at its first "
-                   "allocation (an AllocationError) before issuing an instruction to price")
-    return '\n'.join(L)
+    _, parts, total, cap = max(p.sbuf, key=lambda r: r[2])
+    L += say(f"SBUF per partition (busiest program): " + (', '.join(f"{k} {v:,}" for k, v in parts.items()) or 'nothing') +
+             f"; total {total:,} of {cap:,} B ({100 * total / cap:.1f}%)" + ('' if p.fits else ': DOES NOT FIT; ' + p.advise(_fix_flags(p))))
+    if not p.fits: return '\n'.join(L + say("predicted time: not computed: the plan does not fit SBUF, so the kernel would stop "
+                                            "at its first allocation (an AllocationError) before issuing an instruction"))
+    return '\n'.join(L + say(_predicted_line(conv1d_depthwise_bf01_oi01_bf01, (img, filt, g.out_shape), (pad,),
+                             dict(out_shape=g.out_shape), programs, 2 * c['total'] + 4 * programs * N, target, predict_time, dtype)))
+
+# %% ../../nbs/apps/29_cli.ipynb #492c5d27
+def _fix_flags(plan):
+    "For `Conv1dPlan.advise`: the `dwlit explain` flags that make a change (a `Fix`) to `plan`'s call."
+    g = plan.geometry
+    return lambda fix: ' '.join(([f"--shape {g.N},{g.C},{fix.change['W']}"] if 'W' in fix.change else []) +
+                                [f"--{'programs' if k == 'num_programs' else k} {v}" for k, v in fix.change.items() if k != 'W'])
 
 # %% ../../nbs/apps/29_cli.ipynb #97f900b1
-def explain_conv2d(shape, k=(3, 3), padding=(0,), lhs_dilation=(1,), programs=1, dtype='float32', target=None,
-                   in_perm=None, predict_time=None, lines=False) -> str:
-    "The 2D kernel's plan for `shape` = (N, C, H, W): layout, budget, H-window plan, free sizes, SBUF."
-    from dwlit.kernels.conv2d import conv2d_plan, SBUF_BUDGET_BYTES
-    N, C, H, W = shape
-    dil = lhs_dilation * 2 if len(lhs_dilation) == 1 else lhs_dilation
+def explain_conv2d(shape, k=(3, 3), padding=((0, 0), (0, 0)), lhs_dilation=(1, 1), programs=1, dtype='float32',
+                   target=None, in_perm=None, predict_time=None, lines=False) -> str:
+    "The 2D kernel's plan for `shape` = (N, C, H, W): layout, H-window plan, free sizes, SBUF, predicted time."
+    with errors_from('explain_conv2d'):
+        (N, C, H, W), k = check_shape(shape, 'shape', ('N', 'C', 'H', 'W')), check_ints(k, 'k', 2, minimum=1)
+        pad, dil = check_padding(padding), check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1)
+        in_perm = None if in_perm is None else check_ints(in_perm, 'in_perm', 4)
+        programs, dtype, target, predict_time, lines = _options(programs, dtype, target, predict_time, lines)
     img = (C, H, W, N) if in_perm is None else (C, N, W, H)
-    p = conv2d_plan(img, (C, *k, 1), _pad2d(padding), lhs_dilation=dil, in_perm=in_perm, dtype=dtype, target=target)
-    tg = get_target(target)
-    say = lambda s: _say(s, lines)
-    fix = (lambda s: str(s)) if lines else without_lines
-    L = say(f"conv2d_depthwise_f01b_o01i_bf01: img {img} ({'C, H, W, N: f01b' if in_perm is None else 'C, N, W, H: fb10, in_perm (1, 0, 3, 2)'}) "
-            f"{p.dtype}, filter {(C, *k, 1)} (o01i), padding {p.padding}, lhs_dilation {p.lhs_dilation} -> out "
-            f"{(N, C, p.out_H, p.out_W)} (bf01) on {tg.name}")
+    p = conv2d_plan(img, (C, *k, 1), pad, lhs_dilation=dil, in_perm=in_perm, dtype=dtype, target=target)
+    say, fix = (lambda s: _say(s, lines)), (lambda s: s if lines else _plain(s))
+    layout = 'C, H, W, N: f01b' if in_perm is None else f"C, N, W, H: fb10, in_perm {in_perm}"
+    L = say(f"conv2d_depthwise_f01b_o01i_bf01: img {img} ({layout}) {dtype}, filter {(C, *k, 1)} (o01i), padding {pad}, "
+            f"lhs_dilation {dil} -> out {(N, C, p.out_H, p.out_W)} (bf01) on {target}")
     L += say("dispatch: one kernel, no dispatcher; " + ("the image is transposed fb10 -> f01b on the Vector engine first (L798); "
-                                                       if in_perm else '') +
-             f"LHS dilation by a zero fill and a strided scatter copy (L973-L995): dilated, padded image {p.dil_H} x {p.dil_W}")
-    L += say(f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the 2D kernel, like the original, does not "
-             f"shard them across programs (L847, no program_id)" + (f": each of the {programs} programs computes all of "
-             f"them, the same work {programs} times, so --programs {programs} buys nothing" if programs > 1 else ''))
-    L += _table(('program', 'channel tiles', 'channels'), [(i, f"0..{p.C_NUM_TILES - 1}", f"0..{C - 1}") for i in range(programs)], 8)
+             if in_perm else '') + f"LHS dilation by a zero fill and a strided scatter copy (L973-L995): dilated, padded "
+             f"image {p.dil_H} x {p.dil_W}")
+    L += say(f"SPMD: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}; the 2D kernel, like the original, does not shard "
+             f"them across programs (L847, no program_id)" + (f": each of the {programs} programs computes all of them, the "
+             f"same work {programs} times, so --programs {programs} buys nothing" if programs > 1 else ''))
     L += say(f"H window: budget {SBUF_BUDGET_BYTES:,} B per partition with dtype_size {p.dtype_size} (L839-L842): "
-             f"h_tile_count {p.h_tile_count}, max_h_tile_size {p.max_h_tile_size} image rows; {len(p.tiles)} tile(s) "
-             f"per channel tile and batch element ({p.bookkeeping} bookkeeping)")
+             f"h_tile_count {p.h_tile_count}, max_h_tile_size {p.max_h_tile_size} image rows; {len(p.tiles)} tile(s) per "
+             f"channel tile and batch element ({p.bookkeeping} bookkeeping)")
     L += _table(('tile', 'outer_row', 'image rows', 'dilation row', 'i_padding', 'dilated rows', 'output rows'),
                 [(i, t.outer_row, '-' if not t.loads else f"{t.org_image_index}..{t.org_image_index + t.load_h_size - 1}",
                   f"yes (+{t.dilation_offset})" if t.is_dilation_row else 'no', t.i_padding, t.dilated_h_size,
-                  f"{t.outer_row}..{t.outer_row + t.window_size - 1}" if t.window_size > 0 else '-')
-                 for i, t in enumerate(p.tiles)])
+                  f"{t.outer_row}..{t.outer_row + t.window_size - 1}" if t.window_size > 0 else '-') for i, t in enumerate(p.tiles)])
     L += say("instructions (free size = largest elements per partition):")
     L += _table(('instruction', 'what', 'free size', 'count'), [(a, fix(b), f"{c:,}", f"{d:,}") for a, b, c, d in p.free_sizes()], 16)
     L += say("  no nc_matmul: " + ', '.join(f"{k_} {v:,}" for k_, v in p.instruction_counts().items()))
-    b = p.bytes_per_partition
+    b, cap = p.bytes_per_partition, get_target(target).sbuf_partition_bytes
     L += say("SBUF per partition: " + ', '.join(f"{k_} {v:,}" for k_, v in b.items() if k_ != 'total') +
-             f"; total {b['total']:,} of {tg.sbuf_partition_bytes:,} B ({100 * b['total'] / tg.sbuf_partition_bytes:.1f}%)")
-    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-    L += say(predicted_line(conv2d_depthwise_f01b_o01i_bf01, (img, (C, *k, 1), (N, C, p.out_H, p.out_W)), (p.padding,),
-                            dict(lhs_dilation=dil, in_perm=in_perm), 1, sum(p.instruction_counts().values()),
-                            target, predict_time, dtype))
-    return '\n'.join(L)
+             f"; total {b['total']:,} of {cap:,} B ({100 * b['total'] / cap:.1f}%)")
+    return '\n'.join(L + say(_predicted_line(conv2d_depthwise_f01b_o01i_bf01, (img, (C, *k, 1), (N, C, p.out_H, p.out_W)),
+                             (pad,), dict(lhs_dilation=dil, in_perm=in_perm), 1, sum(p.instruction_counts().values()),
+                             target, predict_time, dtype)))
 
 # %% ../../nbs/apps/29_cli.ipynb #b58b021b
 def layer_list() -> list:
     "The presets `explain --layer` takes (chapter 25), one line each: name, size, network, and whether the kernels take it."
-    from dwlit.apps.layers import LAYERS, in_contract
     x = lambda t: 'x'.join(map(str, t))
     rows = [(l.name, f"{l.dims}D", l.C, x(l.size), x(l.kernel), l.network,
-             'no: ' + without_lines(in_contract(l)).split(':')[0] if in_contract(l) else 'yes') for l in LAYERS.values()]
+             'no: ' + _plain(in_contract(l)).split(':')[0] if in_contract(l) else 'yes') for l in LAYERS.values()]
     return (["the layers dwlit explain --layer NAME takes (C: channels, size: W or HxW, kernel: taps):"] +
             _table(('name', 'dims', 'C', 'size', 'kernel', 'network', 'in contract'), rows, len(rows)) +
             _say("in contract: whether the kernels take the layer (dwlit explain --layer NAME says why not)", False))
 
 # %% ../../nbs/apps/29_cli.ipynb #91b60bb8
-def explain_layer(name, N=1, programs=None, dtype='float32', target='trn1', predict_time=None, lines=False) -> str:
-    "The plan for preset layer `name` (chapter 25) at batch `N`: what the layer is, then its 1D or 2D explanation."
-    from dwlit.apps.layers import get_layer, explain_args
-    l = get_layer(name)
-    kind, kw = explain_args(l, N, target, dtype)      # refuses a layer the kernels do not take, with the reason
+def explain_layer(layer, N=1, programs=None, dtype='float32', target='trn1', predict_time=None, lines=False) -> str:
+    "The plan for preset `layer` (chapter 25) at batch `N`: what the layer is, then its 1D or 2D explanation."
+    with errors_from('explain_layer'):
+        l, N = get_layer(layer), check_int(N, 'N', 1)
+        _, dtype, target, predict_time, lines = _options(1 if programs is None else programs, dtype, target, predict_time, lines)
+    kind, kw = explain_args(l, N, target, dtype)  # refuses a layer the kernels do not take, with the rule
     how = (f"{programs} program(s), as asked" if programs is not None else
-           f"{kw['programs']} program(s), the fewest whose plan fits {get_target(target).name} in {as_dtype(dtype).name}"
-           if kind == 'conv1d' else "1 program: the 2D kernel does not share channel tiles among programs")
-    if programs is not None: kw['programs'] = programs
-    explain = explain_conv1d if kind == 'conv1d' else explain_conv2d
+           f"{kw['programs']} program(s), the fewest whose plan fits {target} in {dtype}" if kind == 'conv1d' else
+           "1 program: the 2D kernel does not share channel tiles among programs")
+    kw['programs'] = kw['programs'] if programs is None else programs
     L = _say(f"layer {l.name}: {l.network}, {l.where}; {l.count} layer(s) of the network have this shape", lines)
     L += _say(f"  batch N={N}; {how}", lines)
+    explain = explain_conv1d if kind == 'conv1d' else explain_conv2d
     return '\n'.join(L + [explain(**kw, dtype=dtype, target=target, predict_time=predict_time, lines=lines)])
+
+# %% ../../nbs/apps/29_cli.ipynb #9ff7337c
+class UsageError(SimulatorError):
+    "A command-line argument that breaks a rule; `dwlit` prints its message on one line and exits with status 2."
+
+MAX_INT = 10_000_000   # no typed dimension above this: planning walks the H tiles one by one
+
+def _int_text(v: str) -> int:
+    "The integer '-?[0-9]+' `v` stands for; one of more than 20 digits only as far as 'too large' (it is never read whole)."
+    sign, digits = ('-', v[1:]) if v.startswith('-') else ('', v)
+    digits = digits.lstrip('0') or '0'
+    return int(sign + (digits if len(digits) <= 20 else '9' * 21))
+
+# %% ../../nbs/apps/29_cli.ipynb #ca84b9c3
+def parse_ints(text, arg, counts, minimum=0, form='', maximum=MAX_INT, why='') -> tuple:
+    "Integers typed as `text` ('4,256,1000') for option `arg`, as many as one of `counts`, each from `minimum` to `maximum`."
+    with errors_from('parse_ints'):
+        text, arg, form, why = (check_instance(v, n, str) for v, n in ((text, 'text'), (arg, 'arg'), (form, 'form'), (why, 'why')))
+        if not isinstance(counts, (tuple, list)) or not 1 <= len(counts) <= 8:
+            raise SimulatorError(f"counts must be a tuple of 1 to 8 allowed lengths, got counts={shown(counts)}")
+        counts, minimum, maximum = check_ints(counts, 'counts', minimum=1), check_int(minimum, 'minimum'), check_int(maximum, 'maximum')
+    want = ('an integer' if counts == (1,) else ' or '.join(map(str, counts)) + ' comma-separated integer' + 's' * (max(counts) > 1))
+    form, got = f" {form}" if form else '', shown(text)
+    items = text.replace(' ', '').split(',')
+    if not all(re.fullmatch(r'-?[0-9]+', v) for v in items): raise UsageError(f"{arg} must be {want}{form}, got {got}")
+    if len(items) not in counts: raise UsageError(f"{arg} must be {want}{form}, got {got} ({len(items)} values)")
+    vals, what = tuple(map(_int_text, items)), arg if counts == (1,) else f"{arg} values"
+    if min(vals) < minimum: raise UsageError(f"{what} must be >= {minimum}, got {got}")
+    if max(vals) > maximum: raise UsageError(f"{what} must be <= {maximum:,}{why}, got {got}")
+    return vals
+
+# %% ../../nbs/apps/29_cli.ipynb #71c03d2b
+def _pad1d(text: str) -> tuple:
+    "conv1d's --padding, 'p' or 'l,r', as the kernel takes it: ((0, 0), (l, r))."
+    p = parse_ints(text, '--padding', (1, 2), 0, 'p or l,r for conv1d')
+    return check_padding(((0, 0), (p * 2)[:2]))
+
+def _pad2d(text: str) -> tuple:
+    "conv2d's --padding, 'p', 'ph,pw' or 'Hl,Hr,Wl,Wr', as the kernel takes it: ((H_l, H_r), (W_l, W_r))."
+    p = parse_ints(text, '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d')
+    return check_padding({1: (p * 2, p * 2), 2: (p[:1] * 2, p[1:] * 2), 4: (p[:2], p[2:])}[len(p)])
 
 # %% ../../nbs/apps/29_cli.ipynb #ccdc7763
 class _Parser(argparse.ArgumentParser):
@@ -233,151 +235,122 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 EXPLAIN_HELP = """\
-Plan a depthwise convolution for a shape you type, or for a layer of a real network by name
-(--layer; --list-layers names them), without running it: which kernel the dispatcher picks
-and why, how the channel tiles are shared among SPMD programs, the size of each instruction,
-SBUF bytes per partition against the target's capacity (and what would fit, if it does not),
-and for 2D the H window. Only the last line runs the kernel (once, on zeros) to price its
-trace with the cost model; --no-predict skips it."""
+Plan a depthwise convolution for a shape you type, or a layer of a real network (--layer), without running it:
+the kernel and why, the SPMD programs, each instruction's size, SBUF per partition (and what would fit, if it
+does not), for 2D the H window. Only the last line runs the kernel, once on zeros, to price it (--no-predict)."""
 
-DWLIT_EXAMPLES = """\
+EXAMPLES = dict(dwlit="""\
 examples:
   dwlit tour                                    run every kernel on small shapes, check it against NumPy
   dwlit explain conv1d --shape 4,256,1000       plan a 1D call: dispatch, programs, SBUF, predicted time
   dwlit explain --layer mamba-2.8b              plan a layer of a real network (--list-layers names them)
-  dwlit explain --help                          every option of explain, with more examples"""
-
-TOUR_EXAMPLES = """\
+  dwlit explain --help                          every option of explain, with more examples""", tour="""\
 examples:
   dwlit tour
-  dwlit tour --seed 7 --progress never"""
-
-EXPLAIN_EXAMPLES = """\
+  dwlit tour --seed 7 --progress never""", explain="""\
 examples:
   dwlit explain conv1d --shape 4,256,1000 --padding 1,1
   dwlit explain conv1d --shape 1,1024,20000 --dtype bfloat16 --programs 8
   dwlit explain conv2d --shape 2,64,32,32 --lhs-dilation 2,2 --padding 1
   dwlit explain conv2d --shape 1,8,5,6 --in-perm --filter 2,3 --lines
-  dwlit explain --layer mamba-2.8b
   dwlit explain --layer convnext-t-96x56 --batch 8
   dwlit explain --list-layers
 
-conv1d takes N,C,W, one --filter value and --padding p or l,r; conv2d takes N,C,H,W, --filter
-kH,kW, --padding p, ph,pw or Hl,Hr,Wl,Wr, --lhs-dilation and --in-perm. --layer NAME takes
-the layer's own shape, filter and padding (leave out conv1d/conv2d and those options), at
-batch --batch N (default 1) and by default on the fewest programs that fit; a layer the
-kernels do not take (stride 2, a filter of 512 taps or more) is refused with the reason."""
+--layer NAME brings its own shape, filter and padding (leave out conv1d/conv2d and those options) and
+runs by default on the fewest programs that fit; a layer the kernels do not take is refused with the rule.""")
 
 # %% ../../nbs/apps/29_cli.ipynb #e1d9a001
 def make_parser() -> argparse.ArgumentParser:
     "The `dwlit` command's arguments."
     from dwlit import __version__
     raw = argparse.RawDescriptionHelpFormatter
-    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or plan a "
-                "shape.", epilog=DWLIT_EXAMPLES, formatter_class=raw)
-    p.add_argument('--version', action='version', version=f"dwlit {__version__}", help="print dwlit's version and exit")
+    p = _Parser(prog='dwlit', description="Depthwise convolution on a simulated NeuronCore: run the kernels, or "
+                "plan a shape.", epilog=EXAMPLES['dwlit'], formatter_class=raw)
+    p.add_argument('--version', action='version', version=f"dwlit {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest='command', required=True, parser_class=_Parser, metavar='{tour,explain}')
-    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy',
+    t = sub.add_parser('tour', help='run every kernel on small shapes and check it against NumPy', formatter_class=raw,
                        description="Run every depthwise kernel on a small input in the simulator and check it\n"
-                                   "against NumPy: one aligned row per kernel.", epilog=TOUR_EXAMPLES, formatter_class=raw)
+                                   "against NumPy: one aligned row per kernel.", epilog=EXAMPLES['tour'])
     t.add_argument('--progress', choices=('auto', 'always', 'never'), default='auto',
                    help='progress bar on stderr: auto = only on a terminal (default auto)')
     t.add_argument('--seed', default='0', metavar='S', help=f'seed of the random inputs, 0 to {MAX_SEED:,} (default 0)')
     e = sub.add_parser('explain', help='plan a shape without running it: dispatch, tiles, sizes, SBUF, H window',
-                       description=EXPLAIN_HELP, epilog=EXPLAIN_EXAMPLES, formatter_class=raw)
-    e.add_argument('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
-    e.add_argument('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
-    e.add_argument('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 25)')
-    e.add_argument('--batch', metavar='N', help='with --layer: the batch size (default 1)')
-    e.add_argument('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')
-    e.add_argument('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
-    e.add_argument('--padding', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
-    e.add_argument('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
-    e.add_argument('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; with --layer, '
-                                                   f'the fewest that fit)')
-    e.add_argument('--dtype', default='float32', choices=('float32', 'float16', 'bfloat16'),
-                   help='element type of the image, the filter and the output (default float32)')
-    e.add_argument('--target', default='trn1', choices=tuple(TARGETS),
-                   help='the Trainium generation whose NeuronCore to plan for (default trn1)')
-    e.add_argument('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H), in_perm (1, 0, 3, 2)')
-    e.add_argument('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
+                       description=EXPLAIN_HELP, epilog=EXAMPLES['explain'], formatter_class=raw)
+    add = e.add_argument
+    add('kernel', nargs='?', choices=('conv1d', 'conv2d'), help='the kernel to plan (left out with --layer)')
+    add('--shape', help='conv1d: N,C,W; conv2d: N,C,H,W')
+    add('--layer', metavar='NAME', help='instead of a kernel and --shape: a layer of a real network (chapter 25)')
+    add('--batch', metavar='N', help='with --layer: the batch size (default 1)')
+    add('--list-layers', action='store_true', help='list the names --layer takes, and nothing else')
+    add('--filter', help='taps: conv1d W_f (default 3), conv2d kH,kW (default 3,3)')
+    add('--padding', help='conv1d: p or l,r; conv2d: p, ph,pw or Hl,Hr,Wl,Wr (default 0)')
+    add('--lhs-dilation', help='conv2d only: d or dh,dw (default 1)')
+    add('--programs', metavar='K', help=f'SPMD programs, 1 to {MAX_PROGRAMS:,} (default 1; --layer: the fewest that fit)')
+    add('--dtype', default='float32', choices=KERNEL_DTYPES, help='element type of the tensors (default float32)')
+    add('--target', default='trn1', choices=tuple(TARGETS), help='the Trainium generation to plan for (default trn1)')
+    add('--in-perm', action='store_true', help='conv2d only: the image is stored fb10 (C, N, W, H)')
+    add('--lines', action='store_true', help="show the lines of the original kernel file (L723) each step comes from")
     g = e.add_mutually_exclusive_group()
-    g.add_argument('--predict', dest='predict', action='store_true', default=None,
-                   help=f'always add the cost model\'s predicted time (simulates the call once on zeros; by default only '
-                        f'when the plan has <= {PREDICT_LIMIT:,} instructions)')
+    g.add_argument('--predict', dest='predict', action='store_true', default=None, help=f'always add the predicted time '
+                   f'(simulates the call once on zeros; by default only up to {PREDICT_LIMIT:,} instructions)')
     g.add_argument('--no-predict', dest='predict', action='store_false', help='never simulate: the plan only')
     return p
 
-# %% ../../nbs/apps/29_cli.ipynb #e1d9a002
-def run_explain_layer(a, programs) -> str:
-    "`explain --layer NAME`: the options a layer does not take first, then the name, then its plan."
-    from dwlit.apps.layers import LAYERS
-    typed = [o for o, v in (('--shape', a.shape), ('--filter', a.filter), ('--padding', a.padding),
-                            ('--lhs-dilation', a.lhs_dilation), ('--in-perm', a.in_perm)) if v]
-    if typed: raise UsageError(f"{typed[0]} cannot go with --layer: the layer gives its own shape, filter and padding")
-    if a.layer not in LAYERS:
-        raise UsageError(f"--layer must be the name of a preset, got --layer {shown(a.layer)}; dwlit explain --list-layers "
-                         f"lists the {len(LAYERS)} presets")
-    kind = f"conv{LAYERS[a.layer].dims}d"
-    if a.kernel not in (None, kind):
-        raise UsageError(f"--layer {a.layer} is a {kind} layer, got {shown(a.kernel)}: leave the kernel out with --layer")
-    N = parse_ints(a.batch or '1', '--batch', (1,), 1, 'N')[0]
-    return explain_layer(a.layer, N, programs, a.dtype, a.target, a.predict, lines=a.lines)
-
 # %% ../../nbs/apps/29_cli.ipynb #b807d572
-def run_explain(a) -> str:
-    "The `explain` subcommand: check the typed values (options the kernel does not take first), then plan."
+def _run_explain(a) -> str:
+    "The `explain` subcommand of parsed arguments `a`: check the typed values (options the kernel does not take first), then plan."
     if a.list_layers:
-        if a.kernel or a.shape or a.layer: raise UsageError("--list-layers lists the layer names and takes no kernel, --shape or --layer")
+        if a.kernel or a.shape is not None or a.layer is not None:
+            raise UsageError("--list-layers lists the layer names and takes no kernel, --shape or --layer")
         return '\n'.join(layer_list())
-    programs = (None if a.programs is None else
-                parse_ints(a.programs, '--programs', (1,), 1, 'K', MAX_PROGRAMS, ' (the simulator runs them one by one)')[0])
-    if a.layer is not None: return run_explain_layer(a, programs)
+    K = None if a.programs is None else parse_ints(a.programs, '--programs', (1,), 1, 'K', MAX_PROGRAMS, ' (they run one by one)')[0]
+    if a.layer is not None:
+        typed = [o for o, v in (('--shape', a.shape), ('--filter', a.filter), ('--padding', a.padding),
+                                ('--lhs-dilation', a.lhs_dilation), ('--in-perm', a.in_perm or None)) if v is not None]
+        if typed: raise UsageError(f"{typed[0]} cannot go with --layer: the layer gives its own shape, filter and padding")
+        if a.layer not in LAYERS: raise UsageError(f"--layer must be the name of a preset, got --layer {shown(a.layer)}; "
+                                                   f"dwlit explain --list-layers lists the {len(LAYERS)} presets")
+        if a.kernel not in (None, f"conv{LAYERS[a.layer].dims}d"):
+            raise UsageError(f"--layer {a.layer} is a conv{LAYERS[a.layer].dims}d layer, got {shown(a.kernel)}: leave the kernel out with --layer")
+        N = parse_ints('1' if a.batch is None else a.batch, '--batch', (1,), 1, 'N')[0]
+        return explain_layer(a.layer, N, K, a.dtype, a.target, a.predict, lines=a.lines)
     if a.batch is not None: raise UsageError("--batch goes with --layer: with --shape, the batch is the shape's first value N")
-    if a.kernel is None:
-        raise UsageError("explain needs a kernel and a shape (conv1d --shape N,C,W or conv2d --shape N,C,H,W), or "
-                         "--layer NAME (--list-layers names them)")
-    programs = programs or 1
+    if a.kernel is None: raise UsageError("explain needs a kernel and a shape (conv1d --shape N,C,W or conv2d --shape N,C,H,W), "
+                                          "or --layer NAME (--list-layers names them)")
+    if a.shape is None: raise UsageError(f"explain {a.kernel} needs --shape {'N,C,W' if a.kernel == 'conv1d' else 'N,C,H,W'} "
+                                         f"(or --layer NAME instead of both)")
+    opts = dict(programs=1 if K is None else K, dtype=a.dtype, target=a.target, predict_time=a.predict, lines=a.lines)
     if a.kernel == 'conv1d':
         if a.in_perm: raise UsageError("--in-perm is a conv2d option: the 1D kernels read the bf01 image as it is")
-        if a.lhs_dilation not in (None, '1'):
-            raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate their input, "
-                             f"got --lhs-dilation {shown(a.lhs_dilation)}")
-        if a.shape is None: raise UsageError("explain conv1d needs --shape N,C,W (or --layer NAME instead of both)")
-        shape = parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d')
-        W_f = parse_ints(a.filter or '3', '--filter', (1,), 1, 'W_f for conv1d')[0]
-        return explain_conv1d(shape, W_f, parse_ints(a.padding or '0', '--padding', (1, 2), 0, 'p or l,r for conv1d'),
-                              (1,), programs, a.dtype, a.target, a.predict, lines=a.lines)
-    if a.shape is None: raise UsageError("explain conv2d needs --shape N,C,H,W (or --layer NAME instead of both)")
-    shape = parse_ints(a.shape, '--shape', (4,), 1, 'N,C,H,W for conv2d')
-    k = parse_ints(a.filter or '3,3', '--filter', (2,), 1, 'kH,kW for conv2d')
-    return explain_conv2d(shape, k, parse_ints(a.padding or '0', '--padding', (1, 2, 4), 0, 'p, ph,pw or Hl,Hr,Wl,Wr for conv2d'),
-                          parse_ints(a.lhs_dilation or '1', '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d'),
-                          programs, a.dtype, a.target, (1, 0, 3, 2) if a.in_perm else None, a.predict, lines=a.lines)
+        if a.lhs_dilation not in (None, '1'): raise UsageError(f"--lhs-dilation is a conv2d option: the 1D kernels never dilate "
+                                                               f"their input, got --lhs-dilation {shown(a.lhs_dilation)}")
+        return explain_conv1d(parse_ints(a.shape, '--shape', (3,), 1, 'N,C,W for conv1d'),
+                              parse_ints('3' if a.filter is None else a.filter, '--filter', (1,), 1, 'W_f for conv1d')[0],
+                              _pad1d('0' if a.padding is None else a.padding), **opts)
+    dil = parse_ints('1' if a.lhs_dilation is None else a.lhs_dilation, '--lhs-dilation', (1, 2), 1, 'd or dh,dw for conv2d')
+    return explain_conv2d(parse_ints(a.shape, '--shape', (4,), 1, 'N,C,H,W for conv2d'),
+                          parse_ints('3,3' if a.filter is None else a.filter, '--filter', (2,), 1, 'kH,kW for conv2d'),
+                          _pad2d('0' if a.padding is None else a.padding), (dil * 2)[:2],
+                          in_perm=(1, 0, 3, 2) if a.in_perm else None, **opts)
 
 # %% ../../nbs/apps/29_cli.ipynb #e1d9a003
-NEXT_STEP = "next: plan a shape of your own with dwlit explain conv1d --shape 4,256,1000 (dwlit explain --help)"
-
 def main(argv=None) -> int:
     "The `dwlit` command: returns the exit status (0 ok, 1 a kernel failed its check or a bug, 2 bad arguments)."
     try:
+        if argv is not None and not (isinstance(argv, (list, tuple)) and all(isinstance(v, str) for v in argv)):
+            raise UsageError(f"dwlit: main(argv) takes a list of strings (the command line's words), got argv={shown(argv)}")
         a = make_parser().parse_args(argv)
-        if a.command == 'explain': print(run_explain(a)); return 0
+        if a.command == 'explain': print(_run_explain(a)); return 0
         seed = parse_ints(a.seed, '--seed', (1,), 0, '', MAX_SEED)[0]
-        cases = len(tour_cases(seed))
         show = a.progress == 'always' or (a.progress == 'auto' and sys.stderr.isatty())
-        rows = tour(Progress(cases, enabled=show), seed)
-        bad = [r for r in rows if not (r.ok and r.plan_ok)]
-        print(f"{len(rows) - len(bad)} of {len(rows)} kernels match the NumPy reference and run as planned; "
-              f"{sum(r.engines()['Tensor'] for r in rows)} PE-array instructions")
-        print(NEXT_STEP)
-        return 1 if bad else 0
+        rows = tour(Progress(len(tour_cases(seed)), enabled=show), seed)
+        return 0 if all(r.ok and r.plan_ok for r in rows) else 1
     except SimulatorError as e:                       # UsageError and every rule a planner or kernel enforces
-        msg = ' '.join(without_lines(str(e)).split())  # the rule in words, one line
+        msg = ' '.join(_plain(str(e)).split())        # the rule in words, one line
         print(msg if msg.startswith('dwlit') else f"dwlit: error: {msg}", file=sys.stderr)
         return 2
     except SystemExit as e: return int(e.code or 0)   # --help
-    except BrokenPipeError:                           # the reader closed the pipe (dwlit explain ... | head): not a bug
+    except BrokenPipeError:  # the reader closed the pipe (dwlit explain ... | head): not a bug
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # so that the exit's flush is quiet too
         return 0
     except Exception as e:

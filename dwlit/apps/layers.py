@@ -1,6 +1,6 @@
-"""One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, its
-dispatch, SPMD programs and SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check against
-XLA's own convolution that a compiler crash cannot take down.
+"""One depthwise layer of a published network, from its preset to a checked result: the kernel call it becomes, the
+SPMD programs it needs to fit SBUF on trn1, trn2 and trn3, a traced run priced by the cost model, and a check
+against JAX's own convolution that a compiler crash cannot take down.
 
 Docs: https://dwlit.github.io/dwlit/apps/real_layers.html.md"""
 
@@ -12,11 +12,11 @@ import importlib.util, json, os, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
-from ..sim import SimulatorError, AllocationError, check_int, errors_from, shown, MAX_HBM_BYTES
-from ..sim import TARGETS, as_dtype, get_target
-from ..kernels.tiling import C_TILE_SIZE, div_ceil
-from ..sim import trace
-from ..sim import simulate_kernel
+from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, MAX_HBM_BYTES, MAX_PROGRAMS, KERNEL_DTYPES,
+                       check_choice, check_int, check_ints, check_number, check_padding, errors_from, shown)
+from ..sim import TARGETS, get_target, trace, simulate_kernel
+from ..kernels.tiling import C_TILE_SIZE, PACK, div_ceil
+from ..kernels.reference import output_width, output_shape
 from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
@@ -24,14 +24,28 @@ from ..kernels.layouts import parse_conv_labels
 from ..analysis.timeline import predict
 
 # %% auto #0
-__all__ = ['LAYERS', 'Layer', 'get_layer', 'layer_args', 'in_contract', 'kernel_args', 'layer_plan', 'programs_to_fit',
-           'dispatch_path', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers', 'RefCase', 'Reference',
-           'framework_reference', 'error_bound', 'Check', 'compare', 'check_runs', 'explain_args']
+__all__ = ['LAYERS', 'MAX_SEED', 'REF_LABELS', 'Layer', 'get_layer', 'in_contract', 'kernel_args', 'layer_plan',
+           'programs_to_fit', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers', 'RefCase', 'Reference',
+           'framework_reference']
+
+# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e001
+def check_instance(value, arg: str, cls, how: str = ''):
+    "`value` if it is a `cls` (a class or a tuple of them), else a `SimulatorTypeError` naming `arg`, the value and how to get one."
+    if isinstance(value, cls): return value
+    names = ' or '.join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+    raise SimulatorTypeError(f"{arg} must be a {names}{f' ({how})' if how else ''}, got {arg}={shown(value)}")
+
+# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e00b
+def check_items(value, arg: str, cls, how: str = '') -> tuple:
+    "A non-empty list or tuple whose every item is a `cls`, as a tuple; else an error naming `arg` (and the item)."
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SimulatorTypeError(f"{arg} must be a non-empty list or tuple of {cls.__name__} ({how}), got {arg}={shown(value)}")
+    return tuple(check_instance(v, f"{arg}[{i}]", cls, how) for i, v in enumerate(value))
 
 # %% ../../nbs/apps/25_real_layers.ipynb #2177085e
 @dataclass(frozen=True)
 class Layer:
-    "One depthwise layer shape of a published network, and how many of that network's layers have it."
+    "One depthwise layer shape of a published network, and how many of that network's layers have it (checked when made)."
     name: str         # the preset name, e.g. 'convnext-t-96x56'
     network: str      # e.g. 'ConvNeXt-T'
     source: str       # its entry (anchor) in the sources chapter
@@ -42,27 +56,39 @@ class Layer:
     padding: tuple    # ((l, r),) in 1D, ((H_l, H_r), (W_l, W_r)) in 2D
     stride: int = 1
     count: int = 1    # layers of the network with this shape
+    def __post_init__(self): _check_layer(self)
     @property
     def dims(self) -> int: return len(self.size)
     @property
     def taps(self) -> int: return int(np.prod(self.kernel))
     @property
     def out_size(self) -> tuple:
-        "Output positions per spatial axis: (l + size + r - k) // stride + 1."
-        return tuple((p[0] + s + p[1] - k) // self.stride + 1 for s, k, p in zip(self.size, self.kernel, self.padding))
+        "Output positions per spatial axis (chapter 7's `output_width`, with the layer's stride)."
+        return tuple(output_width(s, k, p, self.stride) for s, k, p in zip(self.size, self.kernel, self.padding))
     def __str__(self):
         x = lambda t: ' x '.join(map(str, t))
-        return (f"{self.name}: {self.network}, {self.where}: C={self.C}, {x(self.size)}, kernel {x(self.kernel)}, padding "
+        return (f"{self.name}: {self.network}, C={self.C}, {x(self.size)}, kernel {x(self.kernel)}, padding "
                 + ', '.join(f"{l}+{r}" for l, r in self.padding) + (f", stride {self.stride}" if self.stride != 1 else '')
                 + (f"  (x{self.count})" if self.count > 1 else ''))
+
+# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e002
+def _check_layer(l):
+    "`Layer.__post_init__`: names are strings; sizes, kernel, stride and count positive integers; one padding pair per axis."
+    with errors_from('Layer'):
+        for f in ('name', 'network', 'source', 'where'): check_instance(getattr(l, f), f, str)
+        check_int(l.C, 'C', 1); check_int(l.stride, 'stride', 1); check_int(l.count, 'count', 1)
+        size = check_ints(l.size, 'size', minimum=1)
+        if len(size) not in (1, 2): raise SimulatorError(f"size must be (W,) or (H, W), got size={shown(l.size)}")
+        kernel = check_ints(l.kernel, 'kernel', len(size), minimum=1)
+        if not isinstance(l.padding, (tuple, list)) or len(l.padding) != len(size):
+            raise SimulatorTypeError(f"padding must be one (left, right) pair per axis of size, got padding={shown(l.padding)}")
+        padding = check_padding(((0, 0),) * (2 - len(size)) + tuple(l.padding))[2 - len(size):]
+    for f, v in (('size', size), ('kernel', kernel), ('padding', padding)): object.__setattr__(l, f, v)
 
 # %% ../../nbs/apps/25_real_layers.ipynb #25fbe452
 def get_layer(layer) -> Layer:
     "The preset called `layer` (a `Layer` passes through), or an error that lists the presets."
-    if isinstance(layer, Layer): return layer
-    if not isinstance(layer, str) or layer not in LAYERS:
-        raise SimulatorError(f"layer must be one of the presets {', '.join(LAYERS)}; got layer={shown(layer)}")
-    return LAYERS[layer]
+    return layer if isinstance(layer, Layer) else LAYERS[check_choice(layer, 'layer', tuple(LAYERS))]
 
 # %% ../../nbs/apps/25_real_layers.ipynb #0f22dae9
 def _1d(name, network, source, where, C, W, W_f, pad, count=1):
@@ -104,23 +130,25 @@ LAYERS = {l.name: l for l in [
 ]}
 
 # %% ../../nbs/apps/25_real_layers.ipynb #df89f532
-def layer_args(who, layer, N=1, target='trn1', dtype='float32') -> tuple:
+MAX_SEED = 2**32 - 1   # random inputs: any seed NumPy takes, within 32 bits
+
+def _layer_args(who, layer, N=1, target='trn1', dtype='float32') -> tuple:
     "(the `Layer`, N, the target's name, the dtype's name), each checked, or an error that starts with `who`."
     with errors_from(who):
-        return get_layer(layer), check_int(N, 'N', minimum=1), get_target(target).name, as_dtype(dtype).name
+        return get_layer(layer), check_int(N, 'N', minimum=1), get_target(target).name, check_choice(dtype, 'dtype', KERNEL_DTYPES)
 
 # %% ../../nbs/apps/25_real_layers.ipynb #b390321e
 def in_contract(layer) -> str:
     "'' if the kernels take `layer`, else the rule it breaks."
     l = get_layer(layer)
     if l.stride != 1: return f"stride {l.stride}: the 2D kernel slides its window one row and one column at a time (stride must be 1)"
-    if l.dims == 1 and l.kernel[0] >= 512: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than 512 taps"
+    if l.dims == 1 and l.kernel[0] >= PACK: return f"W_f={l.kernel[0]}: the 1D entry point takes filters of fewer than {PACK} taps"
     return ''
 
 # %% ../../nbs/apps/25_real_layers.ipynb #34f09370
 def kernel_args(layer, N=1) -> tuple:
     "(kernel, image shape, filter shape, padding, keyword arguments): the call that computes `layer` for batch `N`."
-    l, N, _, _ = layer_args('kernel_args', layer, N)
+    l, N, _, _ = _layer_args('kernel_args', layer, N)
     if l.dims == 1:
         (W,), (W_f,), (pad,) = l.size, l.kernel, l.padding
         return (conv1d_depthwise_bf01_oi01_bf01, (N, l.C, 1, W), (l.C, 1, 1, W_f), ((0, 0), pad),
@@ -131,32 +159,26 @@ def kernel_args(layer, N=1) -> tuple:
 # %% ../../nbs/apps/25_real_layers.ipynb #664f3bd0
 def layer_plan(layer, N=1, target='trn1', num_programs=1, dtype='float32'):
     "The planner's answer for `layer` (`conv1d_plan` or `conv2d_plan`): dispatch, tiles, SBUF; runs nothing."
-    l, N, target, dtype = layer_args('layer_plan', layer, N, target, dtype)
+    l, N, target, dtype = _layer_args('layer_plan', layer, N, target, dtype)
     _, img, filt, pad, kw = kernel_args(l, N)
     if l.dims == 1: return conv1d_plan(img, filt, pad, num_programs=num_programs, target=target, dtype=dtype)
+    with errors_from('layer_plan'): check_int(num_programs, 'num_programs', 1, MAX_PROGRAMS)  # the 2D plan takes any
     return conv2d_plan(img, filt, pad, stride=kw.get('stride'), dtype=dtype, target=target)
 
 # %% ../../nbs/apps/25_real_layers.ipynb #aa5743e3
 def programs_to_fit(layer, target='trn1', N=1, dtype='float32') -> tuple:
     "(programs, SBUF bytes per partition of the busiest program, capacity): the fewest programs whose plan fits."
-    l, N, target, dtype = layer_args('programs_to_fit', layer, N, target, dtype)
-    cap = TARGETS[target].sbuf_partition_bytes
+    l, N, target, dtype = _layer_args('programs_to_fit', layer, N, target, dtype)
+    cap, busiest = get_target(target).sbuf_partition_bytes, lambda p: max(total for _, _, total, _ in p.sbuf)
     if l.dims == 2: return 1, layer_plan(l, N, target, dtype=dtype).bytes_per_partition['total'], cap
-    for P in range(1, div_ceil(l.C, C_TILE_SIZE) + 1):      # at most one channel tile per program
-        p = layer_plan(l, N, target, P, dtype)
-        need = max(total for _, _, total, _ in p.sbuf)
-        if p.fits: return P, need, cap
-    raise SimulatorError(f"layer {l.name!r} does not fit {target}'s SBUF even with one channel tile per program: "
-                         f"{need:,} B per partition of {cap:,}")
-
-# %% ../../nbs/apps/25_real_layers.ipynb #e0f4c27a
-def dispatch_path(layer, N=1) -> str:
-    "Which kernel computes `layer`, and why, in one line."
-    l, N, _, _ = layer_args('dispatch_path', layer, N)
-    p = layer_plan(l, N)
-    if l.dims == 1: return f"{p.dispatch.kernel}: {p.dispatch.reason}"
-    return (f"conv2d_depthwise_f01b_o01i_bf01 (one kernel, no dispatcher): {p.C_NUM_TILES} channel tile(s) of "
-            f"{p.C_TILE_SIZE}, {len(p.tiles)} H tile(s) each")
+    lo, hi = 1, min(div_ceil(l.C, C_TILE_SIZE), MAX_PROGRAMS)  # more programs than tiles: some idle, none smaller
+    if not layer_plan(l, N, target, hi, dtype).fits:
+        raise SimulatorError(f"layer {l.name!r} does not fit {target}'s SBUF even on {hi:,} programs: "
+                             f"{busiest(layer_plan(l, N, target, hi, dtype)):,} B per partition of {cap:,}")
+    while lo < hi:  # fits is monotone: more programs, fewer tiles each
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if layer_plan(l, N, target, mid, dtype).fits else (mid + 1, hi)
+    return lo, busiest(layer_plan(l, N, target, lo, dtype)), cap
 
 # %% ../../nbs/apps/25_real_layers.ipynb #346e042d
 @dataclass
@@ -174,15 +196,20 @@ class LayerRun:
     img: np.ndarray = field(repr=False)
     filt: np.ndarray = field(repr=False)
     out: np.ndarray = field(repr=False)
-    seconds: float = 0.0   # wall time of planning, simulating and pricing
+
+def _path(l, N) -> str:
+    "Which kernel computes layer `l`, and why, in one line."
+    p = layer_plan(l, N)
+    if l.dims == 1: return f"{p.dispatch.kernel}: {p.dispatch.reason}"
+    return f"conv2d_depthwise_f01b_o01i_bf01: {p.C_NUM_TILES} channel tile(s) of {p.C_TILE_SIZE}, {len(p.tiles)} H tile(s) each"
 
 # %% ../../nbs/apps/25_real_layers.ipynb #874df486
 def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
     "Random normal image and filter for `layer`, in the kernel's layouts (bf01/oi01 in 1D, f01b/o01i in 2D)."
-    l, N, _, dtype = layer_args('layer_inputs', layer, N, dtype=dtype)
+    l, N, _, dtype = _layer_args('layer_inputs', layer, N, dtype=dtype)
     _, img, filt, _, _ = kernel_args(l, N)
-    with errors_from('layer_inputs'): rng = np.random.default_rng(check_int(seed, 'seed', minimum=0))
-    held = (int(np.prod(img, dtype=object)) + int(np.prod(filt, dtype=object))) * 8      # drawn in float64 first
+    with errors_from('layer_inputs'): rng = np.random.default_rng(check_int(seed, 'seed', 0, MAX_SEED))
+    held = (int(np.prod(img, dtype=object)) + int(np.prod(filt, dtype=object))) * 8  # drawn in float64 first
     if held > MAX_HBM_BYTES:
         raise AllocationError(f"layer_inputs: layer {l.name!r} at N={shown(N)} takes {shown(held)} B to draw (in float64), more "
                               f"than the {MAX_HBM_BYTES:,} B one simulated launch may hold (MAX_HBM_BYTES): a smaller N")
@@ -191,12 +218,12 @@ def layer_inputs(layer, N=1, dtype='float32', seed=0) -> tuple:
 # %% ../../nbs/apps/25_real_layers.ipynb #6186b405
 def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> LayerRun:
     "Plan `layer` per target, simulate it with a trace (once per distinct program count) and price each trace."
-    (l, N, _, dtype), t0 = layer_args('run_layer', layer, N, dtype=dtype), time.perf_counter()
+    l, N, _, dtype = _layer_args('run_layer', layer, N, dtype=dtype)
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
     with errors_from('run_layer'):
         if not isinstance(targets, (tuple, list)) or not targets:
-            raise SimulatorError(f"targets must be a non-empty tuple or list of {', '.join(TARGETS)}, got targets={shown(targets)}")
-        targets = tuple(get_target(t).name for t in targets)
+            raise SimulatorTypeError(f"targets must be a non-empty tuple or list of {', '.join(TARGETS)}, got targets={shown(targets)}")
+        targets = tuple(dict.fromkeys(get_target(check_instance(t, f'targets[{i}]', str)).name for i, t in enumerate(targets)))
     kern, _, _, pad, kw = kernel_args(l, N)
     img, filt = layer_inputs(l, N, dtype, seed)
     r, out, traced = dict(programs={}, sbuf={}, peaks={}, engines={}, predicted_ns={}), None, {}
@@ -210,30 +237,32 @@ def run_layer(layer, N=1, dtype='float32', seed=0, targets=tuple(TARGETS)) -> La
         tr, peak = traced[P]
         r['programs'][t], r['sbuf'][t], r['peaks'][t], r['engines'][t] = P, need, peak, tr.engines()
         r['predicted_ns'][t] = predict(tr, t).total_ns
-    return LayerRun(l, N, dtype, dispatch_path(l, N), **r, img=img, filt=filt, out=out, seconds=time.perf_counter() - t0)
+    return LayerRun(l, N, dtype, _path(l, N), **r, img=img, filt=filt, out=out)
 
 # %% ../../nbs/apps/25_real_layers.ipynb #77372f57
 _JAX_LETTERS = {'image': {'b': 'N', 'f': 'C', '0': 'H', '1': 'W'}, 'filter': {'o': 'O', 'i': 'I', '0': 'H', '1': 'W'}}
 
 def jax_dimension_numbers(labels: str) -> tuple:
     "JAX's `dimension_numbers` for a kernel's XLA labels: 'f01b_o01i_bf01' -> ('CHWN', 'OHWI', 'NCHW')."
-    L = parse_conv_labels(labels)
+    with errors_from('jax_dimension_numbers'): L = parse_conv_labels(check_instance(labels, 'labels', str))
     if L.input.spatial_rank != 2:
         raise SimulatorError(f"labels {shown(labels)}: the kernels' labels have two spatial axes (0 and 1), got {L.input.spatial_rank}")
     return tuple(''.join(_JAX_LETTERS[t.kind][c] for c in t.label) for t in (L.input, L.filter, L.output))
 
 # %% ../../nbs/apps/25_real_layers.ipynb #63ac6b6f
+REF_LABELS = ('bf01_oi01_bf01', 'f01b_o01i_bf01')   # the 1D entry point's layouts, the 2D kernel's
+
 @dataclass
 class RefCase:
-    "One convolution for the framework reference, in a kernel's own layouts."
-    labels: str            # 'bf01_oi01_bf01' (the 1D entry point) or 'f01b_o01i_bf01' (the 2D kernel)
+    "One convolution for the framework reference, in a kernel's own layouts (checked when made)."
+    labels: str            # one of REF_LABELS
     img: np.ndarray
     filt: np.ndarray
     padding: tuple         # ((H_l, H_r), (W_l, W_r))
     lhs_dilation: tuple = (1, 1)
     stride: tuple = (1, 1)
+    def __post_init__(self): _check_case(self)
 
-# %% ../../nbs/apps/25_real_layers.ipynb #c6e77781
 @dataclass
 class Reference:
     "The framework's answer for one case, or what happened instead."
@@ -241,12 +270,36 @@ class Reference:
     status: str            # 'ok', 'crashed' (the process died), 'error' (an exception), 'timeout'
     out: np.ndarray = field(default=None, repr=False)
     detail: str = ''
+    def __post_init__(self):
+        with errors_from('Reference'):
+            check_choice(self.status, 'status', ('ok', 'crashed', 'error', 'timeout'))
+            if self.status == 'ok': check_instance(self.out, 'out', np.ndarray, "the framework's output")
+
+# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e004
+def _check_case(c):
+    "`RefCase.__post_init__`: known labels; 4-D arrays of a kernel dtype whose channels agree; an output; bounded work."
+    with errors_from('RefCase'):
+        one_d = check_choice(c.labels, 'labels', REF_LABELS) == REF_LABELS[0]
+        for a, v in (('img', c.img), ('filt', c.filt)):
+            if not isinstance(v, np.ndarray) or v.ndim != 4 or v.dtype.name not in KERNEL_DTYPES:
+                raise SimulatorTypeError(f"{a} must be a 4-D array of {', '.join(KERNEL_DTYPES)}, got {a}={shown(v)}")
+        c.padding, c.stride = check_padding(c.padding), check_ints(c.stride, 'stride', 2, minimum=1)
+        c.lhs_dilation = check_ints(c.lhs_dilation, 'lhs_dilation', 2, minimum=1, maximum=1 if one_d else None)
+        C, hw = (c.img.shape[1], c.img.shape[2:]) if one_d else (c.img.shape[0], c.img.shape[1:3])
+        k = c.filt.shape[2:] if one_d else c.filt.shape[1:3]
+        if c.filt.shape[0] != C or c.filt.shape[1 if one_d else 3] != 1 or (one_d and hw[0] != 1):
+            raise SimulatorError(f"img {c.img.shape} and filt {c.filt.shape} are not a depthwise pair in {c.labels}")
+        if min(output_shape(hw, k, c.padding, c.lhs_dilation)) < 1: raise SimulatorError(f"the filter {k} is larger than the padded image")
+        dil = [(s - 1) * d + 1 + sum(p) for s, d, p in zip(hw, c.lhs_dilation, c.padding)]  # float64 of the dilated, padded image
+        if 8 * c.img.size // (hw[0] * hw[1]) * dil[0] * dil[1] > MAX_HBM_BYTES: raise AllocationError(
+            f"the dilated, padded image {dil[0]:,} x {dil[1]:,} takes more than MAX_HBM_BYTES in float64")
 
 # %% ../../nbs/apps/25_real_layers.ipynb #e0427809
 def framework_reference(cases, backend='auto', **kw) -> list:
     "JAX's answer for each case (in a child process); NumPy's when JAX is absent or `backend='numpy'`."
-    if backend not in ('auto', 'jax', 'numpy'):
-        raise SimulatorError(f"backend must be 'auto', 'jax' or 'numpy', got backend={backend!r}")
+    with errors_from('framework_reference'):
+        cases = check_items(cases, 'cases', RefCase, 'RefCase(labels, img, filt, padding)')
+        check_choice(backend, 'backend', ('auto', 'jax', 'numpy'))
     if backend == 'jax' or (backend == 'auto' and jax_available()):
         res = xla_reference(cases, **kw)
         if all(r is not None for r in res): return res
@@ -281,13 +334,17 @@ for i in map(int, sys.argv[2:]):
 # %% ../../nbs/apps/25_real_layers.ipynb #e8cbb4d7
 def xla_reference(cases, worker=XLA_WORKER, python=None, timeout=900) -> list:
     "Each case through `lax.conv_general_dilated` in a child process; None for all if JAX cannot be imported there."
+    with errors_from('xla_reference'):
+        cases = check_items(cases, 'cases', RefCase, 'RefCase(labels, img, filt, padding)')
+        worker, timeout = check_instance(worker, 'worker', str), check_number(timeout, 'timeout', 1, 24 * 3600)
+        python = sys.executable if python is None else check_instance(python, 'python', str)
     results = [None] * len(cases)
     with tempfile.TemporaryDirectory(prefix='dwlit-xla-') as tmp:
         d = Path(tmp); _write_cases(d, cases)
         pending = list(range(len(cases)))
         while pending:
             try:
-                p = subprocess.run([python or sys.executable, '-c', worker, str(d), *map(str, pending)], capture_output=True,
+                p = subprocess.run([python, '-c', worker, str(d), *map(str, pending)], capture_output=True,
                                    text=True, timeout=timeout, env=dict(os.environ, JAX_PLATFORMS='cpu'))
                 rc, last = p.returncode, (p.stderr or '').strip().splitlines()[-1:]
             except subprocess.TimeoutExpired: rc, last = None, []
@@ -298,7 +355,7 @@ def xla_reference(cases, worker=XLA_WORKER, python=None, timeout=900) -> list:
                 elif (d / f'error{i}.txt').exists(): results[i] = Reference(backend, 'error', None, (d / f'error{i}.txt').read_text())
             rest = [i for i in pending if results[i] is None]
             if not rest: break
-            results[rest[0]] = Reference(backend, 'timeout' if rc is None else 'crashed', None,   # the case it was on
+            results[rest[0]] = Reference(backend, 'timeout' if rc is None else 'crashed', None,  # the case it was on
                                          f"the XLA process ended ({_ended(rc)}) while computing this case"
                                          + (f"; its last words: {last[0]}" if last else ''))
             pending = rest[1:]
@@ -319,69 +376,25 @@ def _ended(rc) -> str:
 def _write_cases(d: Path, cases):
     for i, c in enumerate(cases):
         dn = jax_dimension_numbers(c.labels)
-        np.save(d / f'img{i}.npy', np.asarray(c.img)); np.save(d / f'filt{i}.npy', np.asarray(c.filt))
-        (d / f'case{i}.json').write_text(json.dumps(dict(
-            padding=[[int(v) for v in p] for p in c.padding], lhs_dilation=[int(v) for v in c.lhs_dilation],
-            stride=[int(v) for v in c.stride], dimension_numbers=dn, groups=int(np.shape(c.img)[dn[0].index('C')]))))
+        np.save(d / f'img{i}.npy', c.img); np.save(d / f'filt{i}.npy', c.filt)
+        (d / f'case{i}.json').write_text(json.dumps(dict(padding=c.padding, lhs_dilation=c.lhs_dilation, stride=c.stride,
+                                                         dimension_numbers=dn, groups=c.img.shape[dn[0].index('C')])))
 
 # %% ../../nbs/apps/25_real_layers.ipynb #1ce90e20
 def numpy_reference(case) -> Reference:
     "dwlit's NumPy reference (float64) for one case: the fallback when JAX is absent."
     from dwlit.kernels.reference import depthwise1d, depthwise2d   # chapter 7's definitions, written apart from the kernels
-    if case.labels == 'bf01_oi01_bf01':
-        if tuple(case.lhs_dilation) != (1, 1): raise SimulatorError("numpy_reference: the 1D reference takes no lhs_dilation")
-        y = depthwise1d(case.img, case.filt, case.padding[1])
-    elif case.labels == 'f01b_o01i_bf01': y = depthwise2d(case.img, case.filt, case.padding, case.lhs_dilation)
-    else: raise SimulatorError(f"numpy_reference: labels must be 'bf01_oi01_bf01' or 'f01b_o01i_bf01', got {case.labels!r}")
+    with errors_from('numpy_reference'): check_instance(case, 'case', RefCase, 'RefCase(labels, img, filt, padding)')
+    if case.labels == REF_LABELS[0]: y = depthwise1d(case.img, case.filt, case.padding[1])
+    else: y = depthwise2d(case.img, case.filt, case.padding, case.lhs_dilation)
     return Reference('numpy', 'ok', y[:, :, ::case.stride[0], ::case.stride[1]])
-
-# %% ../../nbs/apps/25_real_layers.ipynb #86761a9b
-def error_bound(case, taps) -> np.ndarray:
-    "Per output: 2 (taps + 1) eps (|img| * |filt|), what two fp32 sums of `taps` products may differ by."
-    a = numpy_reference(replace(case, img=np.abs(case.img.astype(np.float64)), filt=np.abs(case.filt.astype(np.float64)))).out
-    return 2 * (taps + 1) * float(np.finfo(case.img.dtype).eps) * a
-
-# %% ../../nbs/apps/25_real_layers.ipynb #8848eddb
-@dataclass
-class Check:
-    "A kernel result against the framework reference."
-    backend: str
-    status: str                              # the reference's status ('ok', 'crashed', ...) or 'shape'
-    max_abs_err: float = float('nan')
-    worst_vs_bound: float = float('nan')     # the largest |kernel - reference| / bound over the outputs
-    detail: str = ''
-    @property
-    def ok(self) -> bool: return self.status == 'ok' and self.worst_vs_bound <= 1
-
-# %% ../../nbs/apps/25_real_layers.ipynb #0ea13c16
-def compare(out, ref: Reference, case, taps) -> Check:
-    "A kernel output against a reference; a reference that crashed gives a Check that says so."
-    if ref.status != 'ok': return Check(ref.backend, ref.status, detail=ref.detail)
-    if ref.out.shape != out.shape:
-        return Check(ref.backend, 'shape', detail=f"reference shape {ref.out.shape}, kernel {out.shape}")
-    err = np.abs(out.astype(np.float64) - ref.out.astype(np.float64))
-    ratio = err / np.maximum(error_bound(case, taps), np.finfo(np.float64).tiny)
-    return Check(ref.backend, 'ok', float(err.max()), float(ratio.max()))
-
-# %% ../../nbs/apps/25_real_layers.ipynb #a146bd6f
-def layer_case(run) -> RefCase:
-    "The reference case of a layer run: its inputs, its layouts, its padding and stride."
-    l = run.layer
-    if l.dims == 1: return RefCase('bf01_oi01_bf01', run.img, run.filt, ((0, 0), l.padding[0]))
-    return RefCase('f01b_o01i_bf01', run.img, run.filt, l.padding, stride=(l.stride, l.stride))
-
-# %% ../../nbs/apps/25_real_layers.ipynb #59a38962
-def check_runs(runs, backend='auto', **kw) -> list:
-    "Every run against the framework reference; all the cases go to one child process."
-    cases = [layer_case(r) for r in runs]
-    return [compare(r.out, ref, c, r.layer.taps) for r, ref, c in zip(runs, framework_reference(cases, backend, **kw), cases)]
 
 # %% ../../nbs/apps/25_real_layers.ipynb #117fcfac
 def explain_args(layer, N=1, target='trn1', dtype='float32') -> tuple:
     "('conv1d' or 'conv2d', keyword arguments for the `dwlit explain` planner) for preset `layer` at batch `N` in `dtype`."
-    l, N, target, dtype = layer_args('explain_args', layer, N, target, dtype)
+    l, N, target, dtype = _layer_args('explain_args', layer, N, target, dtype)
     if in_contract(l): raise SimulatorError(f"layer {l.name!r} is outside the kernels' contract: {in_contract(l)}")
-    P = programs_to_fit(l, target, N, dtype)[0]
-    if l.dims == 1: return 'conv1d', dict(shape=(N, l.C, l.size[0]), W_f=l.kernel[0], padding=l.padding[0], programs=P)
-    (hl, hr), (wl, wr) = l.padding
-    return 'conv2d', dict(shape=(N, l.C, *l.size), k=l.kernel, padding=(hl, hr, wl, wr), programs=P)
+    _, _, _, pad, _ = kernel_args(l, N)
+    if l.dims == 1: return 'conv1d', dict(shape=(N, l.C, l.size[0]), W_f=l.kernel[0], padding=pad,
+                                          programs=programs_to_fit(l, target, N, dtype)[0])
+    return 'conv2d', dict(shape=(N, l.C, *l.size), k=l.kernel, padding=pad, programs=1)

@@ -10,56 +10,129 @@ Docs: https://dwlit.github.io/dwlit/apps/six_networks.html.md"""
 from __future__ import annotations
 import os
 import numpy as np
-from ..sim import TARGETS
+from dataclasses import dataclass, replace
+from ..sim import SimulatorError, SimulatorTypeError, KERNEL_DTYPES, TARGETS, check_int, errors_from, shown
+from .layers import (REF_LABELS, LayerRun, RefCase, Reference, framework_reference, numpy_reference, check_instance,
+                               check_items)
 
 # %% auto #0
-__all__ = ['layers_table', 'plot_network']
+__all__ = ['error_bound', 'Check', 'compare', 'check_runs', 'MarkdownTable', 'layers_table', 'plot_network']
+
+# %% ../../nbs/apps/26_six_networks.ipynb #86761a9b
+def error_bound(case, taps) -> np.ndarray:
+    "Per output: 2 (taps + 1) eps (|img| * |filt|), what two sums of `taps` products in the case's dtype may differ by."
+    with errors_from('error_bound'):
+        check_instance(case, 'case', RefCase, 'RefCase(labels, img, filt, padding)'); check_int(taps, 'taps', 1)
+    a = numpy_reference(replace(case, img=np.abs(case.img), filt=np.abs(case.filt))).out
+    return 2 * (taps + 1) * float(np.finfo(case.img.dtype).eps) * a
+
+# %% ../../nbs/apps/26_six_networks.ipynb #8848eddb
+@dataclass
+class Check:
+    "A kernel result against the framework reference."
+    backend: str
+    status: str                              # the reference's status ('ok', 'crashed', ...) or 'shape'
+    max_abs_err: float = float('nan')
+    worst_vs_bound: float = float('nan')     # the largest |kernel - reference| / bound over the outputs
+    detail: str = ''
+    @property
+    def ok(self) -> bool: return self.status == 'ok' and self.worst_vs_bound <= 1
+
+# %% ../../nbs/apps/26_six_networks.ipynb #0ea13c16
+def compare(out, ref, case, taps) -> Check:
+    "A kernel output against a reference; a reference that crashed gives a Check that says so."
+    with errors_from('compare'):
+        check_instance(ref, 'ref', Reference, 'from framework_reference')
+        if not isinstance(out, np.ndarray) or out.dtype.name not in KERNEL_DTYPES:
+            raise SimulatorTypeError(f"out must be the kernel's output, an array of {', '.join(KERNEL_DTYPES)}, got out={shown(out)}")
+    bound = error_bound(case, taps)
+    if ref.status != 'ok': return Check(ref.backend, ref.status, detail=ref.detail)
+    if ref.out.shape != out.shape:
+        return Check(ref.backend, 'shape', detail=f"reference shape {ref.out.shape}, kernel {out.shape}")
+    err = np.abs(out.astype(np.float64) - ref.out.astype(np.float64))
+    return Check(ref.backend, 'ok', float(err.max()), float((err / np.maximum(bound, np.finfo(np.float64).tiny)).max()))
+
+# %% ../../nbs/apps/26_six_networks.ipynb #a146bd6f
+def layer_case(run) -> RefCase:
+    "The reference case of a layer run: its inputs, its layouts, its padding and stride."
+    with errors_from('layer_case'): l = check_instance(run, 'run', LayerRun, 'from run_layer').layer
+    if l.dims == 1: return RefCase(REF_LABELS[0], run.img, run.filt, ((0, 0), l.padding[0]))
+    return RefCase(REF_LABELS[1], run.img, run.filt, l.padding, stride=(l.stride, l.stride))
+
+# %% ../../nbs/apps/26_six_networks.ipynb #59a38962
+def check_runs(runs, backend='auto', **kw) -> list:
+    "Every run against the framework reference; all the cases go to one child process."
+    with errors_from('check_runs'): runs = check_items(runs, 'runs', LayerRun, 'from run_layer')
+    cases = [layer_case(r) for r in runs]
+    return [compare(r.out, ref, c, r.layer.taps) for r, ref, c in zip(runs, framework_reference(cases, backend, **kw), cases)]
 
 # %% ../../nbs/apps/26_six_networks.ipynb #8e33cc95
-def layers_table(runs, checks, title='') -> str:
-    "A markdown table: one row per run (layer and batch), per target programs, SBUF, predicted time; the check."
-    T = tuple(TARGETS)
-    def per(f):                                   # one value where the three targets agree, else trn1 / trn2 / trn3
+class MarkdownTable(str):
+    "A markdown table as a string that a notebook shows as a table."
+    def _repr_markdown_(self): return str(self)
+
+def _targets(runs) -> tuple:
+    "The targets every run was priced on, in TARGETS' order (an error if they share none)."
+    T = tuple(t for t in TARGETS if all(t in r.predicted_ns for r in runs))
+    if not T: raise SimulatorError("the runs share no target: run_layer(..., targets=...) with at least one in common")
+    return T
+
+def layers_table(runs, checks, sources=None, title='') -> MarkdownTable:
+    "A markdown table: one row per run of a layer from `sources` (all if None), per target programs, SBUF, time; the check."
+    with errors_from('layers_table'):
+        runs, checks = check_items(runs, 'runs', LayerRun, 'from run_layer'), check_items(checks, 'checks', Check, 'from check_runs')
+        if len(runs) != len(checks): raise SimulatorError(f"runs and checks must pair up, got {len(runs)} runs and {len(checks)} checks")
+        title, sources = check_instance(title, 'title', str), None if sources is None else check_items(sources, 'sources', str)
+        rows = [(r, c) for r, c in zip(runs, checks) if sources is None or r.layer.source in sources]
+    T = _targets(runs)
+    def per(f):                                   # one value where the targets agree, else trn1 / trn2 / trn3
         v = [f(t) for t in T]
         return v[0] if len(set(v)) == 1 else ' / '.join(v)
     kib = lambda b: f"{b / 1024:.0f}" if b >= 10 * 1024 else f"{b / 1024:.1f}"
-    rows = [f"**{title}**\n" if title else '',
-            '| layer | x | N | programs | SBUF KiB | Vector / DMA | predicted µs | error / bound |', '|---|---|---|---|---|---|---|---|']
-    for r, c in zip(runs, checks):
+    out = [f"**{title}**\n" if title else '', f"| layer | x | N | programs | SBUF KiB | Vector / DMA | predicted µs ({' / '.join(T)}) "
+           "| error / bound |", '|---|---|---|---|---|---|---|---|']
+    for r, c in rows:
         l, e = r.layer, r.engines[T[0]]
         err = f"{c.worst_vs_bound:.2f}" if c.status == 'ok' else f"{c.status}: {c.detail}"
-        rows.append(f"| {l.name} | {l.count} | {r.N} | {per(lambda t: str(r.programs[t]))} | {per(lambda t: kib(r.sbuf[t]))} "
-                    f"| {e.get('Vector', 0):,} / {e.get('DMA', 0):,} "
-                    f"| {' / '.join(f'{r.predicted_ns[t] / 1e3:,.0f}' for t in T)} | {err} |")
-    return '\n'.join(rows)
+        out.append(f"| {l.name} | {l.count} | {r.N} | {per(lambda t: str(r.programs[t]))} | {per(lambda t: kib(r.sbuf[t]))} "
+                   f"| {e.get('Vector', 0):,} / {e.get('DMA', 0):,} | {' / '.join(f'{r.predicted_ns[t] / 1e3:,.0f}' for t in T)} | {err} |")
+    return MarkdownTable('\n'.join(out))
 
 # %% ../../nbs/apps/26_six_networks.ipynb #1c9f285c
-def plot_network(runs, title):
-    "Predicted time of each layer on each target, one panel per batch size (and a network's depthwise total)."
+def plot_network(runs, title, sources=None):
+    "Predicted time of each layer (from `sources`, all if None) on each target, one panel per batch size, and the network's total."
     import matplotlib.pyplot as plt       # here, not at import time: `import dwlit` stays fast
-    Ns = sorted({r.N for r in runs})
+    with errors_from('plot_network'):
+        runs, title = check_items(runs, 'runs', LayerRun, 'from run_layer'), check_instance(title, 'title', str)
+        sources = None if sources is None else check_items(sources, 'sources', str)
+        runs = [r for r in runs if sources is None or r.layer.source in sources]
+        Ns = sorted({r.N for r in runs})
+        if not runs or len(Ns) > 4 or max(sum(r.N == N for r in runs) for N in Ns) > 16:
+            raise SimulatorError(f"plot_network draws 1 to 4 batch sizes of at most 16 layers each, got {len(runs)} runs at N={shown(Ns)}")
+    T = _targets(runs)
     fig, axs = plt.subplots(1, len(Ns), figsize=(9, 3.6), sharey=True, squeeze=False)
     one_network = len({r.layer.network for r in runs}) == 1 and len({r.layer.name for r in runs}) > 1
     for ax, N in zip(axs[0], Ns):
         rs = [r for r in runs if r.N == N]
-        x = np.arange(len(rs))
-        for j, (t, col) in enumerate(zip(TARGETS, ('tab:blue', 'tab:orange', 'tab:green'))):
-            ax.bar(x + (j - 1) * 0.27, [r.predicted_ns[t] / 1e3 for r in rs], 0.27, color=col, label=t if N == Ns[0] else None)
+        x, w = np.arange(len(rs)), 0.8 / len(T)
+        for j, t in enumerate(T):
+            ax.bar(x + (j - (len(T) - 1) / 2) * w, [r.predicted_ns[t] / 1e3 for r in rs], w,
+                   color=('tab:blue', 'tab:orange', 'tab:green')[list(TARGETS).index(t)], label=t if N == Ns[0] else None)
         sub = f"batch N={N}"
         if one_network:                       # the whole network's depthwise layers: each shape times its count
-            tot = [sum(r.predicted_ns[t] * r.layer.count for r in rs) / 1e3 for t in TARGETS]
+            tot = [sum(r.predicted_ns[t] * r.layer.count for r in rs) / 1e3 for t in T]
             sub += f"; all {sum(r.layer.count for r in rs)} layers: " + ' / '.join(f"{v:,.0f}" for v in tot) + " µs"
-        ax.set_title(sub, fontsize=8)
-        pad = max(0, 3 - len(rs)) / 2                                            # a lone layer keeps narrow bars
+        ax.set_title(sub, fontsize=9)
+        pad = max(0, 3 - len(rs)) / 2  # a lone layer keeps narrow bars
         ax.set_xlim(-0.6 - pad, len(rs) - 0.4 + pad)
         cp = os.path.commonprefix([r.layer.name for r in rs]) if len(rs) > 1 else ''
         cp = cp[:cp.rfind('-') + 1]                                              # 'convnext-t-96x56' -> '96x56'
-        ax.set_xticks(x, [r.layer.name[len(cp):] + (f"\nx{r.layer.count}" if r.layer.count > 1 else '') for r in rs], fontsize=7)
+        ax.set_xticks(x, [r.layer.name[len(cp):] + (f"\nx{r.layer.count}" if r.layer.count > 1 else '') for r in rs], fontsize=8)
         ax.set_xlabel('layer (x n: n layers of the network have this shape)', fontsize=8)
-        ax.tick_params(axis='y', labelsize=7)
+        ax.tick_params(axis='y', labelsize=8)
     axs[0][0].set_ylabel('predicted time per layer (µs)', fontsize=8)
-    fig.legend(loc='lower center', ncol=3, fontsize=8, frameon=False, title_fontsize=8,
-               title='target' + (' (totals: trn1 / trn2 / trn3)' if one_network else ''))
+    fig.legend(loc='lower center', ncol=len(T), fontsize=8, frameon=False, title_fontsize=8,
+               title='target' + (f" (totals: {' / '.join(T)})" if one_network else ''))
     fig.suptitle(title, fontsize=9)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

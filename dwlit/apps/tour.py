@@ -1,4 +1,5 @@
-"""`dwlit tour` runs every depthwise kernel of the book in the simulator, on small shapes, and checks each against a reference written separately in plain NumPy and against its own plan.
+"""`dwlit tour` runs every depthwise kernel of the book in the simulator, on small shapes, and checks each against a
+reference written separately in plain NumPy and against its own plan: the first command to run after installing dwlit.
 
 Docs: https://dwlit.github.io/dwlit/apps/tour.html.md"""
 
@@ -6,179 +7,181 @@ Docs: https://dwlit.github.io/dwlit/apps/tour.html.md"""
 
 # %% ../../nbs/apps/28_tour.ipynb #103e8124
 from __future__ import annotations
-import argparse, os, re, sys, time
-from dataclasses import dataclass, field
+import sys, time
+from dataclasses import dataclass
 import numpy as np
-from ..sim import SimulatorError, shown, MAX_PROGRAMS, MAX_INSTRUCTIONS, MAX_HBM_BYTES
-from ..sim import get_target, as_dtype, TARGETS
-from ..sim import trace
-from ..sim import simulate_kernel
+from ..sim import (SimulatorError, AllocationError, KERNEL_DTYPES, MAX_HBM_BYTES, MAX_PROGRAMS, Trace, check_bool,
+                       check_choice, check_int, check_ints, check_number, check_padding, errors_from, get_target, shown,
+                       trace, simulate_kernel)
 from ..kernels.reference import depthwise1d, depthwise2d
-from ..kernels.tiling import div_ceil
-
-def predict(tr, target='trn1'):
-    "Chapter 22's predicted schedule of a trace (dwlit.analysis.timeline is imported only when a prediction is asked for)."
-    from dwlit.analysis.timeline import predict
-    return predict(tr, target)
+from ..kernels.tiling import C_TILE_SIZE, PACK
+from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from ..kernels.conv1d_plan import conv1d_plan
+from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
+from ..analysis.timeline import predict
+from .layers import MAX_SEED, check_instance
 
 # %% auto #0
-__all__ = ['MAX_INT', 'MAX_SEED', 'TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HEADER', 'TOUR_LEGEND', 'predict', 'UsageError',
-           'parse_ints', 'Run', 'run_traced', 'TourCase', 'conv1d_case', 'conv2d_case', 'tour_cases', 'table_line',
-           'TourRow', 'check_case', 'as_planned', 'run_case', 'Progress', 'tour']
+__all__ = ['TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HEADER', 'TOUR_LEGEND', 'NEXT_STEPS', 'TourCase', 'conv1d_case',
+           'conv2d_case', 'tour_cases', 'Run', 'run_traced', 'check_case', 'as_planned', 'TourRow', 'run_case',
+           'Progress', 'tour']
 
-# %% ../../nbs/apps/28_tour.ipynb #9ff7337c
-class UsageError(SimulatorError):
-    "A command-line argument that breaks a rule; `dwlit` prints its message on one line and exits with status 2."
+# %% ../../nbs/apps/28_tour.ipynb #07fba978
+TOL = {'float32': 1e-4, 'float16': 2e-2, 'bfloat16': 5e-2}  # max |error| / max(1, max |reference|) allowed per dtype
 
-MAX_INT = 10_000_000   # no dimension above this: planning walks the H tiles one by one
-MAX_SEED = 2**32 - 1   # the tour's random inputs: any seed NumPy takes, within 32 bits
+@dataclass
+class TourCase:
+    "One line of the tour: a kernel on a small shape, its arguments, its NumPy reference and what its plan says."
+    name: str                      # the input in full, e.g. 'conv1d N=2 C=200 W=64 W_f=3 pad=1,1'
+    kernel: object
+    args: tuple
+    kwargs: dict
+    num_programs: int
+    reference: np.ndarray          # the float64 NumPy convolution of the same inputs
+    dtype: str
+    path: str                      # the kernel that runs: '1D default', '1D f_packing' or '2D'
+    planned: dict                  # what the planner says the run issues and holds: tensor_tensor, sbuf_peaks
+    short: str = ''                # the input in the tour's column, e.g. '2,200,64 k3 p1'
+    busy: str = ''                 # programs with work of those launched, e.g. '2 of 3'
+    def __post_init__(self):
+        with errors_from('TourCase'):
+            for f, t in (('args', tuple), ('kwargs', dict), ('reference', np.ndarray), ('planned', dict)): check_instance(getattr(self, f), f, t)
+            check_int(self.num_programs, 'num_programs', 1, MAX_PROGRAMS); check_choice(self.dtype, 'dtype', tuple(TOL))
+            check_int(self.planned.get('tensor_tensor'), "planned['tensor_tensor']", 0)
+            check_ints(self.planned.get('sbuf_peaks'), "planned['sbuf_peaks']", self.num_programs, minimum=0)
 
-# %% ../../nbs/apps/28_tour.ipynb #7c91b545
-def _int_text(v: str) -> int:
-    "The integer '-?[0-9]+' `v` stands for; one of more than 20 digits only as far as 'too large' (it is never read whole)."
-    sign, digits = ('-', v[1:]) if v.startswith('-') else ('', v)
-    digits = digits.lstrip('0') or '0'
-    return int(sign + (digits if len(digits) <= 20 else '9' * 21))
+# %% ../../nbs/apps/28_tour.ipynb #28f9693e
+def _draw(rng, dtype, *shapes) -> list:
+    "Random normal arrays of `shapes` in `dtype`, drawn only if they fit `MAX_HBM_BYTES` (in float64, as NumPy draws them)."
+    held = 8 * sum(int(np.prod(s, dtype=object)) for s in shapes)
+    if held > MAX_HBM_BYTES:
+        raise AllocationError(f"the inputs {', '.join(map(str, shapes))} take {held:,} B to draw in float64, more than the "
+                              f"{MAX_HBM_BYTES:,} B one simulated launch may hold (MAX_HBM_BYTES)")
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
 
-# %% ../../nbs/apps/28_tour.ipynb #ca84b9c3
-def parse_ints(text: str, # what the user typed, e.g. '4,256,1000'
-               arg: str, # the option, for the message, e.g. '--shape'
-               counts: tuple, # how many integers are allowed, e.g. (3,) or (1, 2)
-               minimum: int = 0, # the smallest allowed value
-               form: str = '', # what they mean, e.g. 'N,C,W'
-               maximum: int = MAX_INT, # the largest allowed value
-               why: str = '' # why the largest is what it is, for the message
-              ) -> tuple:
-    "Comma-separated integers from `text`, or a `UsageError` naming `arg`, the value and the rule."
-    want = ('an integer' if counts == (1,) else
-            ' or '.join(str(c) for c in counts) + ' comma-separated integer' + ('s' if max(counts) > 1 else ''))
-    form = f" {form}" if form else ''
-    got = shown(str(text))
-    items = str(text).replace(' ', '').split(',')
-    if not all(re.fullmatch(r'-?[0-9]+', v) for v in items): raise UsageError(f"{arg} must be {want}{form}, got {got}")
-    if len(items) not in counts: raise UsageError(f"{arg} must be {want}{form}, got {got} ({len(items)} values)")
-    vals = tuple(map(_int_text, items))
-    what = arg if counts == (1,) else f"{arg} values"
-    if min(vals) < minimum: raise UsageError(f"{what} must be >= {minimum}, got {got}")
-    if max(vals) > maximum: raise UsageError(f"{what} must be <= {maximum:,}{why}, got {got}")
-    return vals
+def _pads(p) -> str:
+    "'1' for ((1, 1), (1, 1)); '2,3,0,1' for ((2, 3), (0, 1))."
+    flat = np.ravel(p).tolist()
+    return str(flat[0]) if len(set(flat)) == 1 else ','.join(map(str, flat))
+
+# %% ../../nbs/apps/28_tour.ipynb #e1d9a030
+def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> TourCase:
+    "A tour case for the 1D entry point (chapters 10-11); `padding` as the kernel takes it, ((0, 0), (left, right))."
+    with errors_from('conv1d_case'):
+        check_instance(rng, 'rng', np.random.Generator, 'np.random.default_rng(seed)')
+        N, C, W, W_f = (check_int(v, n, 1) for v, n in ((N, 'N'), (C, 'C'), (W, 'W'), (W_f, 'W_f')))
+        dtype = check_choice(dtype, 'dtype', tuple(TOL))
+    p = conv1d_plan((N, C, 1, W), (C, 1, 1, W_f), padding, num_programs, dtype=dtype)  # checks padding and programs too
+    x, f = _draw(rng, dtype, (N, C, 1, W), (C, 1, 1, W_f))
+    (_, _), (l, r) = padding = check_padding(padding)
+    busy = sum(not t.idle for t in p.tiles)
+    return TourCase(f"conv1d N={N} C={C} W={W} W_f={W_f} pad={l},{r}", conv1d_depthwise_bf01_oi01_bf01, (x, f, padding),
+                    dict(out_shape=p.geometry.out_shape), num_programs, depthwise1d(x, f, (l, r)), dtype,
+                    p.dispatch.kernel.replace('conv1d_depthwise_', '1D '),
+                    dict(tensor_tensor=p.instruction_counts()['total'], sbuf_peaks=[total for _, _, total, _ in p.sbuf]),
+                    f"{N},{C},{W} k{W_f} p{_pads((l, r))}" + ('' if dtype == 'float32' else f" {dtype}"),
+                    f"{busy} of {num_programs}")
+
+# %% ../../nbs/apps/28_tour.ipynb #5da9fb5a
+def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, dtype='float32') -> TourCase:
+    "A tour case for the 2D kernel (chapters 12-14); `in_perm=(1, 0, 3, 2)` stores the image fb10 (C, N, W, H)."
+    with errors_from('conv2d_case'):
+        check_instance(rng, 'rng', np.random.Generator, 'np.random.default_rng(seed)')
+        N, C, H, W = (check_int(v, n, 1) for v, n in ((N, 'N'), (C, 'C'), (H, 'H'), (W, 'W')))
+        k, dtype = check_ints(k, 'k', 2, minimum=1), check_choice(dtype, 'dtype', tuple(TOL))
+        padding, lhs_dilation = check_padding(padding), check_ints(lhs_dilation, 'lhs_dilation', 2, minimum=1)
+    img = (C, H, W, N) if in_perm is None else (C, N, W, H)
+    p = conv2d_plan(img, (C, *k, 1), padding, lhs_dilation=lhs_dilation, in_perm=in_perm, dtype=dtype)  # checks the sizes
+    x, f = _draw(rng, dtype, (C, H, W, N), (C, *k, 1))
+    x_in = x if in_perm is None else np.ascontiguousarray(x.transpose(0, 3, 2, 1))     # fb10: C, N, W, H
+    dil = '' if lhs_dilation == (1, 1) else f" d{lhs_dilation[0]},{lhs_dilation[1]}"
+    return TourCase(f"conv2d N={N} C={C} H={H} W={W} k={k[0]}x{k[1]} pad={_pads(padding)}{dil}{' fb10' if in_perm else ''}",
+                    conv2d_depthwise_f01b_o01i_bf01, (x_in, f, padding), dict(lhs_dilation=lhs_dilation, in_perm=in_perm), 1,
+                    depthwise2d(x, f, padding, lhs_dilation), dtype, '2D',
+                    dict(tensor_tensor=p.instruction_counts()['tensor_tensor'], sbuf_peaks=[p.bytes_per_partition['total']]),
+                    f"{N},{C},{H},{W} k{k[0]}x{k[1]} p{_pads(padding)}{dil}" + (' fb10' if in_perm else '') +
+                    ('' if dtype == 'float32' else f" {dtype}"), "1 of 1")
+
+# %% ../../nbs/apps/28_tour.ipynb #e1d9a031
+def tour_cases(seed=0) -> list:
+    "The kernels the tour runs, on small default shapes: the only kernel-specific part of the tour."
+    with errors_from('tour_cases'): rng = np.random.default_rng(check_int(seed, 'seed', 0, MAX_SEED))
+    one, pad1 = ((0, 0), (1, 1)), ((1, 1), (1, 1))
+    return [conv1d_case(rng, 2, 200, 64, 3, one, num_programs=2),
+            conv1d_case(rng, 2, 200, 600, 5, ((0, 0), (2, 2)), num_programs=2),
+            conv1d_case(rng, 1, 130, 300, 7, ((0, 0), (3, 3)), num_programs=3, dtype='bfloat16'),
+            conv2d_case(rng, 2, 130, 12, 10, (3, 3), pad1),
+            conv2d_case(rng, 1, 64, 9, 8, (3, 2), ((2, 3), (0, 1)), lhs_dilation=(2, 3)),
+            conv2d_case(rng, 2, 40, 6, 7, (3, 3), pad1, in_perm=(1, 0, 3, 2))]
 
 # %% ../../nbs/apps/28_tour.ipynb #421a9dd1
 @dataclass
 class Run:
     "A traced kernel launch: the result, the trace, and each program's peak SBUF bytes per partition."
     out: np.ndarray
-    trace: object
+    trace: Trace
     sbuf_peaks: list
-    capacity: int
-    seconds: float
+    def __post_init__(self):
+        with errors_from('Run'):
+            check_instance(self.out, 'out', np.ndarray); check_instance(self.trace, 'trace', Trace, 'from dwlit.sim.trace()')
+            check_ints(self.sbuf_peaks, 'sbuf_peaks', minimum=0)
 
 # %% ../../nbs/apps/28_tour.ipynb #54094638
-def run_traced(kern, *args, num_programs=1, target=None, **kwargs) -> Run:
-    "Run `kern` like `simulate_kernel`, once per program, keeping its trace and every program's SBUF peak."
-    t0, cores = time.perf_counter(), []
-    with trace() as tr: y = simulate_kernel(kern, *args, num_programs=num_programs, target=target, cores=cores, **kwargs)
-    return Run(y, tr, [c.sbuf.peak for c in cores], get_target(target).sbuf_partition_bytes, time.perf_counter() - t0)
+def run_traced(kernel, *args, num_programs=1, target=None, **kwargs) -> Run:
+    "Run `kernel` like `simulate_kernel`, once per program, keeping its trace and every program's SBUF peak."
+    cores = []
+    with errors_from('run_traced'), trace() as tr:
+        y = simulate_kernel(kernel, *args, num_programs=num_programs, target=target, cores=cores, **kwargs)
+    return Run(y, tr, [c.sbuf.peak for c in cores])
 
-# %% ../../nbs/apps/28_tour.ipynb #07fba978
-@dataclass
-class TourCase:
-    "One line of the tour: a kernel on a small shape, its arguments, the reference and what to report."
-    name: str                      # the input in full, e.g. 'conv1d N=2 C=200 W=64 W_f=3 pad=1,1'
-    kernel: object
-    args: tuple
-    kwargs: dict
-    num_programs: int
-    reference: np.ndarray
-    dtype: str
-    path: str                      # the dispatch path: which kernel actually runs, and why
-    tiles: str                     # how the work is split
-    planned: dict                  # what the planning functions say the run issues and holds, checked against it
-    short: str = ''                # the input in the tour's column, e.g. '1D 2,200,64 k3 p1'
-    busy: str = ''                 # programs with work of those launched, e.g. '2 of 3'
+# %% ../../nbs/apps/28_tour.ipynb #e1d9a033
+def check_case(case: TourCase, out: np.ndarray) -> tuple:
+    "(max |out - reference| / max(1, max |reference|), whether that is within the dtype's tolerance and the shape right)."
+    with errors_from('check_case'): check_instance(case, 'case', TourCase); check_instance(out, 'out', np.ndarray)
+    ref = case.reference
+    if out.shape != ref.shape: return float('inf'), False
+    err = float(np.max(np.abs(out.astype(np.float64) - ref))) / max(1.0, float(np.max(np.abs(ref))))
+    return err, err <= TOL[case.dtype]
 
-TOL = {'float32': 1e-4, 'float16': 2e-2, 'bfloat16': 5e-2}   # max |error| / max |reference| allowed per dtype
-
-# %% ../../nbs/apps/28_tour.ipynb #28f9693e
-def _data(rng, shape, dtype): return rng.standard_normal(shape).astype(as_dtype(dtype))
-
-# %% ../../nbs/apps/28_tour.ipynb #3dd05b7f
-def _pads(p) -> str:
-    "'1' for (1, 1) or ((1, 1), (1, 1)); '2,3,0,1' for ((2, 3), (0, 1))."
-    flat = np.ravel(p).tolist()
-    return str(flat[0]) if len(set(flat)) == 1 else ','.join(map(str, flat))
-
-# %% ../../nbs/apps/28_tour.ipynb #e1d9a030
-def conv1d_case(rng, N, C, W, W_f, padding, num_programs=1, dtype='float32') -> TourCase:
-    "A tour case for the 1D entry point (chapters 10-11)."
-    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
-    from dwlit.kernels.conv1d_plan import conv1d_plan
-    x, f = _data(rng, (N, C, 1, W), dtype), _data(rng, (C, 1, 1, W_f), dtype)
-    p = conv1d_plan(x.shape, f.shape, ((0, 0), padding), num_programs, dtype=dtype)
-    busy = sum(not t.idle for t in p.tiles)
-    chunks = p.dispatch.chunks
-    return TourCase(f"conv1d N={N} C={C} W={W} W_f={W_f} pad={padding[0]},{padding[1]}", conv1d_depthwise_bf01_oi01_bf01,
-                    (x, f, ((0, 0), padding)), dict(out_shape=p.geometry.out_shape), num_programs,
-                    depthwise1d(x, f, padding), dtype, p.dispatch.kernel.replace('conv1d_depthwise', '') +
-                    (f" x{chunks}" if chunks > 1 else ''),
-                    f"{p.geometry.C_NUM_TILES} C tiles{' (last partial)' if C % 128 else ''} on {busy} of {num_programs} programs",
-                    dict(tensor_tensor=p.instruction_counts()['total'], sbuf_peaks=[total for _, _, total, _ in p.sbuf]),
-                    f"1D {N},{C},{W} k{W_f} p{_pads(padding)}" + ('' if dtype == 'float32' else f" {dtype}"),
-                    f"{busy} of {num_programs}")
-
-# %% ../../nbs/apps/28_tour.ipynb #5da9fb5a
-def conv2d_case(rng, N, C, H, W, k, padding, lhs_dilation=(1, 1), in_perm=None, dtype='float32') -> TourCase:
-    "A tour case for the 2D kernel (chapters 12-14)."
-    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
-    x, f = _data(rng, (C, H, W, N), dtype), _data(rng, (C, *k, 1), dtype)
-    x_in = x if in_perm is None else np.ascontiguousarray(x.transpose(0, 3, 2, 1))     # fb10: C, N, W, H
-    p = conv2d_plan(x_in.shape, f.shape, padding, lhs_dilation=lhs_dilation, in_perm=in_perm, dtype=dtype)
-    dil = '' if tuple(lhs_dilation) == (1, 1) else f" d{lhs_dilation[0]},{lhs_dilation[1]}"
-    return TourCase(f"conv2d N={N} C={C} H={H} W={W} k={k[0]}x{k[1]} dil={lhs_dilation[0]},{lhs_dilation[1]}"
-                    f"{' fb10' if in_perm else ''}", conv2d_depthwise_f01b_o01i_bf01, (x_in, f, padding),
-                    dict(lhs_dilation=lhs_dilation, in_perm=in_perm), 1, depthwise2d(x, f, padding, lhs_dilation), dtype,
-                    ('T+' if in_perm else '') + f"{len(p.tiles)} H tiles",
-                    f"{p.C_NUM_TILES} C tile{'s' * (p.C_NUM_TILES > 1)}, no SPMD sharding",
-                    dict(tensor_tensor=p.instruction_counts()['tensor_tensor'], sbuf_peaks=[p.bytes_per_partition['total']]),
-                    f"2D {N},{C},{H},{W} k{k[0]}x{k[1]} p{_pads(padding)}{dil}" + (' fb10' if in_perm else '') +
-                    ('' if dtype == 'float32' else f" {dtype}"), "1 of 1")
-
-# %% ../../nbs/apps/28_tour.ipynb #e1d9a031
-def tour_cases(seed=0) -> list:
-    "The kernels the tour runs, on small default shapes (the kernel-specific part of the tour)."
-    rng = np.random.default_rng(seed)
-    return [conv1d_case(rng, 2, 200, 64, 3, (1, 1), num_programs=2),
-            conv1d_case(rng, 2, 200, 600, 5, (2, 2), num_programs=2),
-            conv1d_case(rng, 1, 130, 300, 7, (3, 3), num_programs=3, dtype='bfloat16'),
-            conv2d_case(rng, 2, 130, 12, 10, (3, 3), ((1, 1), (1, 1))),
-            conv2d_case(rng, 1, 64, 9, 8, (3, 2), ((2, 3), (0, 1)), lhs_dilation=(2, 3)),
-            conv2d_case(rng, 2, 40, 6, 7, (3, 3), ((1, 1), (1, 1)), in_perm=(1, 0, 3, 2))]
+# %% ../../nbs/apps/28_tour.ipynb #2287280f
+def as_planned(case: TourCase, run: Run) -> bool:
+    "Whether the run issued the multiplies and held the SBUF its plan (chapters 11 and 14) says, without running."
+    with errors_from('as_planned'): check_instance(case, 'case', TourCase); check_instance(run, 'run', Run)
+    return (len(run.trace.where(op='tensor_tensor')) == case.planned['tensor_tensor']
+            and run.sbuf_peaks == case.planned['sbuf_peaks'])
 
 # %% ../../nbs/apps/28_tour.ipynb #93fb34ae
 ENGINES = ('Vector', 'DMA', 'Tensor')
 WIDTH = 100        # the tour's lines, the explanation's prose: at most this many columns
 
-# the tour's table: (header, width, right-aligned)
-COLUMNS = (('', 4, False), ('input', 30, False), ('kernel path', 13, False), ('programs', 8, False),
-           ('Vec', 4, True), ('DMA', 3, True), ('PE', 2, True), ('SBUF B', 6, True), ('max err', 7, True),
-           ('us', 5, True))
+COLUMNS = (('', 4, False), ('input', 27, False), ('kernel', 12, False), ('programs', 8, False),  # (header, width,
+           ('Vector', 6, True), ('DMA', 3, True), ('PE', 2, True), ('SBUF B', 6, True),  #  right-aligned)
+           ('max err', 7, True), ('us', 5, True))
 
-def table_line(cells) -> str:
+def _line(cells) -> str:
     "One line of the tour's table: each cell padded to its column (numbers to the right), two spaces between."
-    return '  '.join(str(c).rjust(w) if right else str(c).ljust(w)
-                     for c, (_, w, right) in zip(cells, COLUMNS)).rstrip()
+    return '  '.join(str(c).rjust(w) if right else str(c).ljust(w) for c, (_, w, right) in zip(cells, COLUMNS)).rstrip()
 
-TOUR_HEADER = ("dwlit tour: each kernel on a small input in the simulator, checked against NumPy in float64",
-               '', table_line(h for h, _, _ in COLUMNS))
+TOUR_HEADER = ("dwlit tour: each kernel of the book on a small input, run on a simulated NeuronCore (the core of an",
+               "AWS Trainium chip) and checked against a plain NumPy convolution", '', _line(h for h, _, _ in COLUMNS))
 
 TOUR_LEGEND = (
-    "input: 1D N,C,W or 2D N,C,H,W; k taps; p padding (one value: every side); d LHS dilation;",
-    "  fb10: the image stored C,N,W,H (in_perm); float32 unless named",
-    "kernel path: 1D _default, or _f_packing with its chunks; 2D the H tiles (T+: transposed first)",
-    "programs: SPMD programs with work, of those launched; Vec, DMA, PE: instructions on the Vector",
-    "  engine, the DMA queues and the PE array; SBUF B: peak bytes per SBUF partition of any program",
-    "max err: largest |error| over max(1, largest |reference|) (allowed: float32 1e-4, bfloat16 5e-2)",
-    "us: the time chapter 21's cost model predicts for the run's trace on trn1")
+    "input     N,C,W (1D) or N,C,H,W (2D): batch, channels, (height,) width; k filter taps; p padding;",
+    "          d input dilation; fb10 image stored channels, batch, width, height; float32 unless named",
+    "kernel    1D: the entry point picks default (a whole row in one multiply) or f_packing (the row in",
+    f"          pieces of about {PACK} elements); 2D: the one 2D kernel",
+    "programs  SPMD programs that had work, of those launched (copies of the kernel, each on its own",
+    "          share of the channels, like CUDA thread blocks)",
+    "Vector, DMA, PE  instructions on the Vector engine, the DMA queues (memory copies) and the PE array",
+    "          (the matrix engine, like a GPU's tensor cores): these kernels never use the PE array",
+    f"SBUF B    the most on-chip memory (SBUF) any program held, in bytes per partition (one of {C_TILE_SIZE} lanes)",
+    f"max err   largest |kernel - NumPy| / max(1, largest |NumPy|), at most float32 {TOL['float32']:.0e}, "
+    f"bfloat16 {TOL['bfloat16']:.0e}",
+    "us        microseconds the book's cost model predicts for the run on trn1, the first Trainium")
+
+NEXT_STEPS = ("next: the book, from chapter 1: nbs/start/01_one_kernel.ipynb in this repository, or",
+              "      01_one_kernel.html on its website",
+              "then: a shape of your own, planned without running it: dwlit explain conv1d --shape 4,256,1000")
 
 # %% ../../nbs/apps/28_tour.ipynb #e1d9a032
 @dataclass
@@ -189,19 +192,20 @@ class TourRow:
     max_error: float
     ok: bool
     plan_ok: bool = True
+    def __post_init__(self):
+        with errors_from('TourRow'):
+            check_instance(self.case, 'case', TourCase); check_instance(self.run, 'run', Run)
+            check_number(self.max_error, 'max_error', 0, finite=False); check_bool(self.ok, 'ok'); check_bool(self.plan_ok, 'plan_ok')
     def engines(self) -> dict:
         "Instructions by engine; the PE array ('Tensor') always listed."
         e = self.run.trace.engines()
         return {k: e.get(k, 0) for k in ENGINES} | {k: v for k, v in e.items() if k not in ENGINES}
-    def cells(self) -> tuple:
-        "The tour's cells for this case, one per column."
-        e = self.engines()
-        return ('ok' if self.ok and self.plan_ok else 'FAIL', self.case.short, self.case.path, self.case.busy,
-                e['Vector'], e['DMA'], e['Tensor'], f"{max(self.run.sbuf_peaks):,}", f"{self.max_error:.1e}",
-                f"{predict(self.run.trace).total_ns / 1e3:,.1f}")
     def line(self) -> str:
-        "The tour's line for this case."
-        return table_line(self.cells())
+        "The tour's line for this case, one cell per column."
+        e = self.engines()
+        return _line(('ok' if self.ok and self.plan_ok else 'FAIL', self.case.short, self.case.path, self.case.busy,
+                      e['Vector'], e['DMA'], e['Tensor'], f"{max(self.run.sbuf_peaks):,}", f"{self.max_error:.1e}",
+                      f"{predict(self.run.trace).total_ns / 1e3:,.1f}"))
     def problems(self) -> list:
         "Why this case failed, in words (nothing when it passed)."
         out = []
@@ -211,23 +215,10 @@ class TourRow:
                                         f"{self.case.planned}")
         return out
 
-# %% ../../nbs/apps/28_tour.ipynb #e1d9a033
-def check_case(case: TourCase, out: np.ndarray) -> tuple:
-    "(max |out - reference| / max |reference|, within the dtype's tolerance and the right shape)."
-    ref = case.reference
-    if out.shape != ref.shape: return float('inf'), False
-    err = float(np.max(np.abs(out.astype(np.float64) - ref))) / max(1.0, float(np.max(np.abs(ref))))
-    return err, err <= TOL[case.dtype]
-
-# %% ../../nbs/apps/28_tour.ipynb #2287280f
-def as_planned(case: TourCase, run: Run) -> bool:
-    "Whether the run issued the multiplies and held the SBUF its plan (chapters 9 and 14) says, without running."
-    return (len(run.trace.where(op='tensor_tensor')) == case.planned['tensor_tensor']
-            and run.sbuf_peaks == case.planned['sbuf_peaks'])
-
 # %% ../../nbs/apps/28_tour.ipynb #22d0fa56
 def run_case(case: TourCase) -> TourRow:
     "Run one tour case in the simulator; check it against its reference and against its plan."
+    with errors_from('run_case'): check_instance(case, 'case', TourCase, 'from tour_cases')
     run = run_traced(case.kernel, *case.args, num_programs=case.num_programs, **case.kwargs)
     return TourRow(case, run, *check_case(case, run.out), as_planned(case, run))
 
@@ -235,12 +226,16 @@ def run_case(case: TourCase) -> TourRow:
 class Progress:
     "A one-line text progress bar on a stream: `[#####.....] 3/6 what is running`."
     def __init__(self, total, stream=None, enabled=True, width=24):
-        self.total, self.n, self.stream, self.enabled, self.width = total, 0, stream or sys.stderr, enabled, width
+        with errors_from('Progress'):
+            self.total, self.n, self.width = check_int(total, 'total', 0, 10**6), 0, check_int(width, 'width', 1, 200)
+            self.stream = sys.stderr if stream is None else stream
+            if not hasattr(self.stream, 'write'): raise SimulatorError(f"stream must have a write method, got stream={shown(stream)}")
+            self.enabled = check_bool(enabled, 'enabled')
     def show(self, label=''):
         "Redraw the bar with `label`."
         if not self.enabled: return
         done = int(self.width * self.n / max(1, self.total))
-        self.stream.write(f"\r[{'#' * done}{'.' * (self.width - done)}] {self.n}/{self.total} {label[:60]:<60}")
+        self.stream.write(f"\r[{'#' * done}{'.' * (self.width - done)}] {self.n}/{self.total} {str(label)[:60]:<60}")
         self.stream.flush()
     def step(self, label=''): self.n += 1; self.show(label)
     def close(self):
@@ -249,9 +244,12 @@ class Progress:
 
 # %% ../../nbs/apps/28_tour.ipynb #7ecf9d39
 def tour(progress=None, seed=0, stream=None) -> list:
-    "Run every tour case, printing the table one row per kernel as it finishes, then the legend; return the rows."
-    cases, stream = tour_cases(seed), stream or sys.stdout
-    bar = progress or Progress(len(cases), enabled=False)
+    "Run every tour case, printing the table one row per kernel as it finishes, the legend, a summary; return the rows."
+    cases = tour_cases(seed)
+    with errors_from('tour'):
+        bar = Progress(len(cases), enabled=False) if progress is None else check_instance(progress, 'progress', Progress)
+        stream = sys.stdout if stream is None else stream
+        if not hasattr(stream, 'write'): raise SimulatorError(f"stream must have a write method, got stream={shown(stream)}")
     print('\n'.join(TOUR_HEADER), file=stream, flush=True)
     rows = []
     for c in cases:
@@ -259,7 +257,10 @@ def tour(progress=None, seed=0, stream=None) -> list:
         rows.append(run_case(c))
         bar.step(c.name)
         bar.close(); print(rows[-1].line(), file=stream, flush=True)
-    print('\n' + '\n'.join(TOUR_LEGEND), file=stream)
-    for r in rows:
-        for p in r.problems(): print(f"FAIL {p}", file=stream)
+    print('\n' + '\n'.join(TOUR_LEGEND) + '\n', file=stream)
+    for p in (p for r in rows for p in r.problems()): print(f"FAIL {p}", file=stream)
+    good = sum(r.ok and r.plan_ok for r in rows)
+    print(f"{good} of {len(rows)} kernels match NumPy and do what their plans say; "
+          f"{sum(r.engines()['Tensor'] for r in rows)} PE-array instructions", file=stream)
+    print('\n'.join(NEXT_STEPS), file=stream, flush=True)
     return rows
