@@ -64,6 +64,7 @@ SAMPLES = {
     'tiling.plot_tiles': lambda f: f(600, 4),
     'tiling.plot_chunks': lambda f: f(300, 31),
     'memory.draw_memories': lambda f: f(),
+    'isa.draw_instructions': lambda f: f(),
     'timeline.plot_gantt': lambda f: f(dwlit.predict(_trace()), title='Input: a traced 1D kernel. Output: its timeline'),
     'dilation.draw_dilated': lambda f: f(*_dilated(), title='Output: the dilated, padded buffer'),
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),
