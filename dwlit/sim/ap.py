@@ -12,8 +12,8 @@ from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotM
 from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 
 # %% auto #0
-__all__ = ['NKI_VIEW_METHODS', 'MAX_TOUCH_ELEMENTS', 'View', 'nki_method_error', 'extent', 'strided', 'make_view', 'touch_counts',
-           'show_touches', 'ap_explorer', 'index_view', 'full_view', 'reshape_view']
+__all__ = ['MAX_TOUCH_ELEMENTS', 'View', 'extent', 'strided', 'make_view', 'touch_counts', 'show_touches', 'ap_explorer',
+           'index_view', 'full_view', 'reshape_view']
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
 class View:

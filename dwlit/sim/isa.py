@@ -80,15 +80,15 @@ class Op:
     name: str
     ufunc: np.ufunc
     def __repr__(self): return f"nl.{self.name}"
-    def __call__(self, x, y, dtype=None): return _tile_binary(self, x, y, dtype)
+    def __call__(self, x, y, dtype=None): return _tile_binary(self, x, y, dtype)    # nl.add(x, y): a new tile
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
 maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
-equal, not_equal, less, less_equal, greater, greater_equal = (                 # comparisons: 1 where true, else 0
-    Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less), Op('less_equal', np.less_equal),
-    Op('greater', np.greater), Op('greater_equal', np.greater_equal))
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
-                           greater_equal)}
+equal, not_equal, less = Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less)   # 1 where true
+less_equal, greater = Op('less_equal', np.less_equal), Op('greater', np.greater)
+greater_equal = Op('greater_equal', np.greater_equal)
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal,
+                           greater, greater_equal)}
 
 # %% ../../nbs/sim/04_instructions.ipynb #5fb3eeda
 def _operand(op, arg, x) -> View:
@@ -325,6 +325,16 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
            axis=axis if isinstance(axis, int) else tuple(axis), negate=negate or None, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #e21cad04
+def _matmul_operands(dst, stationary, moving) -> tuple:
+    "The three operands of an nc_matmul as views, checked: dst in PSUM, two 2-D SBUF inputs of matching sizes."
+    dst, st, mv = (_operand('nc_matmul', k, x) for k, x in (('dst', dst), ('stationary', stationary), ('moving', moving)))
+    if dst.buffer is not psum: raise SimulatorError(f"nc_matmul: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
+    for k, v in (('stationary', st), ('moving', mv)):
+        if v.buffer is not sbuf: raise SimulatorError(f"nc_matmul: {k} {v!r} must be in SBUF, got {v.buffer.name}")
+        if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
+    _matmul_sizes(st, mv, dst)
+    return dst, st, mv
+
 def _matmul_sizes(st, mv, dst):
     "Raise unless the shapes and dtypes of an nc_matmul follow the ISA reference."
     (K, M), (K2, N) = st.shape, mv.shape
@@ -370,19 +380,14 @@ def _accumulate_start(dst: View, written: np.ndarray):
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               accumulate=None, tile_position=(), tile_size=(), perf_mode=None, name=None):
     "`dst = stationary.T @ moving` into PSUM on the PE array, overwriting or adding as `accumulate` says."
-    dst, st, mv = (_operand('nc_matmul', k, x) for k, x in (('dst', dst), ('stationary', stationary), ('moving', moving)))
-    if dst.buffer is not psum: raise SimulatorError(f"nc_matmul: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
-    for k, v in (('stationary', st), ('moving', mv)):
-        if v.buffer is not sbuf: raise SimulatorError(f"nc_matmul: {k} {v!r} must be in SBUF, got {v.buffer.name}")
-        if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
-    _matmul_sizes(st, mv, dst)
+    dst, st, mv = _matmul_operands(dst, stationary, moving)           # PSUM <- SBUF, SBUF; sizes and dtypes
     _matmul_modes(is_transpose, perf_mode)
     written = _matmul_written(dst)
     if accumulate is not None and check_bool(accumulate, 'accumulate'): _accumulate_start(dst, written)
     _distinct('nc_matmul', dst)
     add_to = written if accumulate is None else np.full(dst.shape, bool(accumulate))
-    product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once
-    write_values(dst, np.where(add_to, as_fp32(dst.array) + product, product))
+    product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)   # fp32 products, summed exactly
+    write_values(dst, np.where(add_to, as_fp32(dst.array) + product, product))  # ... and rounded once
     dst.tensor.matmul_written[dst.addresses()] = True
     record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
            perf_mode=_hint(perf_mode), name=name)

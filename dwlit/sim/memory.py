@@ -19,8 +19,7 @@ from .ap import make_view, index_view, reshape_view, nki_method_error
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
            'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'draw_memories', 'Buffer',
-           'as_dtype', 'kernel_dtype', 'Tensor', 'reinterpret', 'unset', 'ndarray', 'draw_layout', 'hbm_tensor',
-           'check_tensor']
+           'as_dtype', 'kernel_dtype', 'Tensor', 'unset', 'ndarray', 'draw_layout', 'hbm_tensor', 'check_tensor']
 
 # %% ../../nbs/sim/02_memory.ipynb #76206302
 def draw_memories(target='trn1'):
