@@ -20,56 +20,64 @@ from .ap import View, full_view
 # %% auto #0
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
            'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
-           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED',
-           'instruction_examples', 'draw_instructions', 'Op', 'engine', 'as_fp32', 'write_values', 'fill',
-           'copy_values', 'elementwise', 'reduce_last', 'listen', 'listening', 'record', 'dma_copy', 'memset',
-           'tensor_tensor', 'tensor_reduce', 'nc_matmul', 'tensor_copy', 'nc_transpose', 'dve_transpose',
-           'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan', 'iota']
+           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'INSTRUCTIONS', 'MODELLED', 'instruction_examples',
+           'draw_instructions', 'Op', 'engine', 'as_fp32', 'write_values', 'fill', 'copy_values', 'elementwise',
+           'reduce_last', 'listen', 'listening', 'record', 'dma_copy', 'memset', 'tensor_tensor', 'tensor_reduce',
+           'nc_matmul', 'tensor_copy', 'nc_transpose', 'dve_transpose', 'tensor_scalar', 'activation',
+           'tensor_tensor_scan', 'iota']
 
 # %% ../../nbs/sim/04_instructions.ipynb #b0306bca
 def instruction_examples() -> dict:
-    "The tiles of the picture: inputs, and what NKI's ISA reference says each of the five instructions writes (NumPy)."
-    x = np.arange(12, dtype=np.float32)                          # 12 elements in HBM
-    t = x.reshape(3, 4)                                          # dma_copy(t, x): 3 partitions of 4, row-major
+    "The picture's tiles: inputs, and what NKI's ISA reference says the five instructions write (NumPy)."
+    x = np.arange(12, dtype=np.float32)                       # 12 elements in HBM
+    t = x.reshape(3, 4)                                       # dma_copy(t, x): 3 partitions of 4, row-major
     w = np.float32([[1, 0, 2, 1], [0, 1, 1, 2], [2, 1, 0, 1]])
-    a = np.float32([[1, 0], [1, 1], [0, 1]])                     # nc_matmul's stationary: 3 partitions of 2
-    return dict(x=x, t=t, z=np.zeros((3, 4), np.float32), w=w, p=t * w,        # memset(z, 0); tensor_tensor(p, t, w, mul)
-                s=(t * w).sum(axis=1, keepdims=True), a=a, mm=a.T @ t)         # tensor_reduce(s, add, p); nc_matmul(mm, a, t)
+    a = np.float32([[1, 0], [1, 1], [0, 1]])                  # nc_matmul's stationary: 3 partitions of 2
+    return dict(x=x, t=t, w=w, a=a,
+                z=np.zeros((3, 4), np.float32),               # memset(z, 0.0)
+                p=t * w,                                      # tensor_tensor(p, t, w, multiply)
+                s=(t * w).sum(axis=1, keepdims=True),         # tensor_reduce(s, add, p, axis=1)
+                mm=a.T @ t)                                   # nc_matmul(mm, a, t)
 
 # %% ../../nbs/sim/04_instructions.ipynb #9e120a18
 _COLOURS = {'HBM': '#d9d9d9', 'SBUF': '#c6dbef', 'PSUM': '#fdd0a2'}
-_ROWS = (('dma_copy', 'DMA queue', ['x'], 't', 0, 0), ('memset', 'Vector engine', [], 'z', 1, 0),   # (column, row)
-         ('tensor_tensor', 'Vector engine', ['t', 'w'], 'p', 0, 1), ('tensor_reduce', 'Vector engine', ['p'], 's', 1, 1),
+_ROWS = (('dma_copy', 'DMA queue', ['x'], 't', 0, 0),                 # instruction, engine, inputs, output,
+         ('memset', 'Vector engine', [], 'z', 1, 0),                  # ... column and row in the picture
+         ('tensor_tensor', 'Vector engine', ['t', 'w'], 'p', 0, 1),
+         ('tensor_reduce', 'Vector engine', ['p'], 's', 1, 1),
          ('nc_matmul', 'Tensor engine\n(PE array)', ['a', 't'], 'mm', 0, 2))
 
 def _tile(ax, x0, y0, name, a, buffer):
     "Draw `a` as a grid of numbered cells, top left at (x0, y0), captioned; return where the next may start."
     from matplotlib.patches import Rectangle
     for (r, c), v in np.ndenumerate(a.reshape(1, -1) if a.ndim == 1 else a):
-        ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=_COLOURS[buffer], edgecolor='black', lw=0.6))
+        ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=_COLOURS[buffer], edgecolor='black',
+                               lw=0.6))
         ax.text(x0 + c + 0.5, y0 - r - 0.5, f"{v:g}", ha='center', va='center', fontsize=7.5)
     cap = f"{name}: {buffer} {a.shape}"
     ax.text(x0, y0 + 0.25, cap, fontsize=8, va='bottom')
     return x0 + max(a.shape[-1], 0.32 * len(cap)) + 1
 
 def draw_instructions():
-    "Draw each of the book's five instructions: its input tiles, the tile it writes, and the engine that runs it."
+    "Draw each of the book's five instructions: its input tiles, the tile it writes, the engine that runs it."
     import matplotlib.pyplot as plt
     ex, (fig, ax) = instruction_examples(), plt.subplots(figsize=(9, 3.6))
     for op, engine, ins, out, col, row in _ROWS:
         x0, y = col * 23.5, -row * 5.2
         x = x0 + 4.5 if not ins else x0
         for k in ins: x = _tile(ax, x, y, k, ex[k], 'HBM' if k == 'x' else 'SBUF')
-        x1 = x0 + (17 if col == 0 else 11)
+        x1, mid = x0 + (17 if col == 0 else 11), (x + x0 + (17 if col == 0 else 11)) / 2 - 0.8
         ax.annotate('', (x1 - 0.4, y - 1.5), (x - 1.2, y - 1.5), arrowprops=dict(arrowstyle='->', lw=1))
-        ax.text((x + x1) / 2 - 0.8, y - 1.3, op, ha='center', va='bottom', fontsize=8, weight='bold')
-        ax.text((x + x1) / 2 - 0.8, y - 1.7, engine, ha='center', va='top', fontsize=8)
+        ax.text(mid, y - 1.3, op, ha='center', va='bottom', fontsize=8, weight='bold')
+        ax.text(mid, y - 1.7, engine, ha='center', va='top', fontsize=8)
         _tile(ax, x1, y, out, ex[out], 'PSUM' if out == 'mm' else 'SBUF')
-    ax.text(23.5, -1.5, "value 0.0", fontsize=8, va='center')                       # memset's input: a number
-    ax.text(23.5, -10.6, "rows: partitions; columns: the free axis. The Vector\nengine works in each partition on its "
-            "own; nc_matmul\nsums across partitions. HBM grey, SBUF blue, PSUM orange", fontsize=8, va='top')
+    ax.text(23.5, -1.5, "value 0.0", fontsize=8, va='center')                    # memset's input: a number
+    ax.text(23.5, -10.6, "rows: partitions; columns: the free axis. The Vector\nengine works in each "
+            "partition on its own; nc_matmul\nsums across partitions. HBM grey, SBUF blue, PSUM orange",
+            fontsize=8, va='top')
     ax.set_xlim(-0.3, 40.5); ax.set_ylim(-14, 1.2); ax.set_aspect('equal'); ax.axis('off')
-    ax.set_title("Input: small tiles. Output: the tile each of the book's five instructions writes, and its engine", fontsize=9)
+    ax.set_title("Input: small tiles. Output: the tile each of the book's five instructions writes, "
+                 "and its engine", fontsize=9)
     fig.tight_layout()
     return fig
 

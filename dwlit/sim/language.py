@@ -60,30 +60,34 @@ tile_size = _TileSize()
 
 # %% ../../nbs/sim/06_programs.ipynb #3745affa
 def plot_programs(tr, src, dst, row_elems, title=None):
-    "Draw which rows of HBM tensor `src` each program of a traced launch loads into its SBUF, and which rows of `dst` it stores."
+    "Draw the rows of HBM `src` each program of a traced launch loads into its SBUF, and those of `dst` it stores."
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
+    rows = lambda a: (a.lo // row_elems, a.hi // row_elems + 1)              # an HBM access's rows, a range
     dmas = [i for i in tr.instructions if i.op == 'dma_copy']
-    loads = [(i.program_id, i.srcs[0].lo // row_elems, i.srcs[0].hi // row_elems + 1, i.dst.tensor, i.partitions)
+    loads = [(i.program_id, *rows(i.srcs[0]), f"{i.dst.tensor}: {i.partitions} partitions")
              for i in dmas if i.srcs[0].tensor == src and i.dst.buffer == 'sbuf']
-    stores = [(i.program_id, i.dst.lo // row_elems, i.dst.hi // row_elems + 1) for i in dmas if i.dst.tensor == dst]
+    stores = [(i.program_id, *rows(i.dst), None) for i in dmas if i.dst.tensor == dst]
     programs = sorted({p for p, *_ in loads + stores})
-    cols = {src: 0, **{p: 2 + 2 * k for k, p in enumerate(programs)}, dst: 2 + 2 * len(programs)}
+    col = {src: 0, **{p: 2 + 2 * k for k, p in enumerate(programs)}, dst: 2 + 2 * len(programs)}
     fig, ax = plt.subplots(figsize=(9, 3.2))
     colour = lambda p: plt.get_cmap('tab10')(p % 10)
-    for p, r0, r1, name, parts in loads:
-        for x, label in ((cols[src], None), (cols[p], f"{name}: {parts} partitions\n(rows {r0}-{r1 - 1})")):
-            ax.add_patch(Rectangle((x, r0), 1, r1 - r0, facecolor=colour(p), alpha=0.35, edgecolor='black', lw=0.6))
-            if label: ax.text(x + 0.5, (r0 + r1) / 2, label, ha='center', va='center', fontsize=8)
-        ax.annotate('', (cols[p], (r0 + r1) / 2), (cols[src] + 1, (r0 + r1) / 2), arrowprops=dict(arrowstyle='->', color=colour(p)))
-    for p, r0, r1 in stores:
-        ax.add_patch(Rectangle((cols[dst], r0), 1, r1 - r0, facecolor=colour(p), alpha=0.35, edgecolor='black', lw=0.6))
-        ax.annotate('', (cols[dst], (r0 + r1) / 2), (cols[p] + 1, (r0 + r1) / 2), arrowprops=dict(arrowstyle='->', color=colour(p)))
-    top = np.max([r1 for _, _, r1, *_ in loads + stores])          # (this module's max is nl.max)
-    ax.set_xticks([c + 0.5 for c in cols.values()], [f"{src} (HBM)"] + [f"program {p}:\nits own SBUF" for p in programs]
-                  + [f"{dst} (shared_hbm)"], fontsize=8)
-    ax.set_xlim(-0.2, cols[dst] + 1.2); ax.set_ylim(top, 0); ax.set_ylabel(f'row of {src}')
-    ax.set_title(title or f"Input: {src} in HBM. Output: the rows each program loads, and stores into {dst}", fontsize=9)
+    def box(x, p, r0, r1, label=None):
+        ax.add_patch(Rectangle((x, r0), 1, r1 - r0, facecolor=colour(p), alpha=0.35, edgecolor='black'))
+        if label: ax.text(x + 0.5, (r0 + r1) / 2, label, ha='center', va='center', fontsize=8)
+    def arrow(x0, x1, p, r0, r1):
+        y = (r0 + r1) / 2
+        ax.annotate('', (x1, y), (x0, y), arrowprops=dict(arrowstyle='->', color=colour(p)))
+    for p, r0, r1, name in loads:
+        box(col[src], p, r0, r1); arrow(1, col[p], p, r0, r1)
+        box(col[p], p, r0, r1, f"{name}\n(rows {r0}-{r1 - 1})")
+    for p, r0, r1, _ in stores: box(col[dst], p, r0, r1); arrow(col[p] + 1, col[dst], p, r0, r1)
+    labels = [f"{src} (HBM)"] + [f"program {p}:\nits own SBUF" for p in programs] + [f"{dst} (shared_hbm)"]
+    ax.set_xticks([c + 0.5 for c in col.values()], labels, fontsize=8)
+    top = np.max([r1 for _, _, r1, _ in loads + stores])            # (this module's max is nl.max)
+    ax.set_xlim(-0.2, col[dst] + 1.2); ax.set_ylim(top, 0); ax.set_ylabel(f'row of {src}')
+    ax.set_title(title or f"Input: {src} in HBM. Output: the rows each program loads, and stores into {dst}",
+                 fontsize=9)
     for s in ('top', 'right', 'bottom'): ax.spines[s].set_visible(False)
     fig.tight_layout()
     return ax

@@ -206,25 +206,27 @@ def _place_at(t: Tensor, address, core: NeuronCore):
 
 # %% ../../nbs/sim/02_memory.ipynb #57a5fec4
 def draw_layout(sbuf_tensor, hbm_tensor):
-    "Draw the flat storage address of every element of an on-chip tensor (a row per partition) and of an HBM one (one run)."
+    "Draw the flat storage address of each element of an on-chip tensor (a row per partition) and an HBM one."
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
     fig, ax = plt.subplots(figsize=(9, 2.2))
-    colours = plt.get_cmap('Pastel1')
-    for t, x0 in ((sbuf_tensor, 0), (hbm_tensor, sbuf_tensor.partition_size + 3)):
+    colours, gap = plt.get_cmap('Pastel1'), sbuf_tensor.partition_size + 3     # the HBM run starts at gap
+    for t, x0 in ((sbuf_tensor, 0), (hbm_tensor, gap)):
         per = t.size // t.shape[0]                                   # elements of one first index
         grid = np.arange(t.size).reshape(t.shape[0] if t.buffer.on_chip else 1, -1)
         for (r, c), a in np.ndenumerate(grid):
-            ax.add_patch(Rectangle((x0 + c, -r - 1), 1, 1, facecolor=colours(a // per), edgecolor='grey', lw=0.5))
+            ax.add_patch(Rectangle((x0 + c, -r - 1), 1, 1, facecolor=colours(a // per), edgecolor='grey'))
             ax.text(x0 + c + 0.5, -r - 0.5, str(a), ha='center', va='center', fontsize=8)
-        what = f"{t.shape[0]} partitions of {per} elements" if t.buffer.on_chip else f"one run of {t.size} elements"
-        ax.text(x0, 0.25, f"{t.name}: {t.buffer.name} {t.shape}\n{what}", fontsize=8.5, va='bottom')
-    for p in range(sbuf_tensor.shape[0]): ax.text(-0.3, -p - 0.5, f"partition {p}", ha='right', va='center', fontsize=8)
-    ax.text(sbuf_tensor.partition_size + 3, -1.6, "each cell: the element's flat storage address; colour: its first index",
-            va='top', fontsize=8)
-    ax.set_xlim(-4.6, sbuf_tensor.partition_size + 3.2 + hbm_tensor.size); ax.set_ylim(-sbuf_tensor.shape[0] - 0.2, 2.3)
+        what = f"{t.shape[0]} partitions of {per}" if t.buffer.on_chip else f"one run of {t.size}"
+        ax.text(x0, 0.25, f"{t.name}: {t.buffer.name} {t.shape}\n{what} elements", fontsize=8.5, va='bottom')
+    for p in range(sbuf_tensor.shape[0]):
+        ax.text(-0.3, -p - 0.5, f"partition {p}", ha='right', va='center', fontsize=8)
+    ax.text(gap, -1.6, "each cell: the element's flat storage address; colour: its first index", va='top',
+            fontsize=8)
+    ax.set_xlim(-4.6, gap + 0.2 + hbm_tensor.size); ax.set_ylim(-sbuf_tensor.shape[0] - 0.2, 2.3)
     ax.set_aspect('equal'); ax.axis('off')
-    ax.set_title("Input: two tensors of one shape. Output: the flat storage address of each element", fontsize=9)
+    ax.set_title("Input: two tensors of one shape. Output: the flat storage address of each element",
+                 fontsize=9)
     fig.tight_layout()
     return fig
 
