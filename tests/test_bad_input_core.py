@@ -317,3 +317,13 @@ def test_write_takes_real_numbers_only(a):
         np.testing.assert_array_equal(t.numpy(), a.astype(np.float32))
     else:
         must_fail(lambda: t.write(a), "'t'", str(a.dtype))
+
+
+def test_dtype_arguments_are_named_or_refused():
+    "as_dtype and kernel_dtype (chapter 2) take a name, a NumPy dtype or a type, and refuse the rest by name."
+    from dwlit.sim.memory import as_dtype, kernel_dtype, DTYPES, int8
+    assert as_dtype('bfloat16').itemsize == 2 and as_dtype('>f4') == float32       # a byte order is still float32
+    assert as_dtype('int8', allowed=DTYPES) == int8                                  # a tensor may hold int8 and fp8
+    assert kernel_dtype('bfloat16').name == 'bfloat16'
+    must_fail(lambda: as_dtype('int32'), "dtype must be one of float32, float16, bfloat16, got dtype='int32'")
+    must_fail(lambda: kernel_dtype('int8', 'img.dtype'), "img.dtype must be one of float32, float16, bfloat16")

@@ -43,6 +43,19 @@ def _trace():
     return tr
 
 
+def _programs():
+    "A traced launch of two programs, each copying its half of the rows of x into a shared output through its SBUF."
+    nl, nisa = dwlit.nl, dwlit.nisa
+    def halves(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm, name='out')
+        r = x.shape[0] // nl.num_programs(); r0 = nl.program_id(0) * r
+        t = nl.ndarray((r, x.shape[1]), x.dtype, buffer=nl.sbuf, name='t')
+        nisa.dma_copy(dst=t, src=x[r0:r0 + r]); nisa.dma_copy(dst=out[r0:r0 + r], src=t)
+        return out
+    with dwlit.trace() as tr: dwlit.simulate_kernel(halves, np.ones((8, 3), np.float32), num_programs=2)
+    return tr
+
+
 def _gather():
     from dwlit.kernels.layouts import f01b_gather
     C, H, W, N = 3, 3, 4, 2
@@ -64,6 +77,10 @@ SAMPLES = {
     'tiling.plot_tiles': lambda f: f(600, 4),
     'tiling.plot_chunks': lambda f: f(300, 31),
     'memory.draw_memories': lambda f: f(),
+    'memory.draw_layout': lambda f: f(dwlit.nl.ndarray((4, 2, 3), dwlit.nl.float32, name='a'),
+                                      dwlit.nl.ndarray((4, 2, 3), dwlit.nl.float32, buffer=dwlit.nl.hbm, name='b')),
+    'isa.draw_instructions': lambda f: f(),
+    'language.plot_programs': lambda f: f(_programs(), 'x', 'out', 3),
     'timeline.plot_gantt': lambda f: f(dwlit.predict(_trace()), title='Input: a traced 1D kernel. Output: its timeline'),
     'dilation.draw_dilated': lambda f: f(*_dilated(), title='Output: the dilated, padded buffer'),
     'dilation.draw_h_window': lambda f: f(5, 3, (2, 3), 2, 3, step=1),

@@ -12,8 +12,8 @@ from .checks import AccessPatternError, SimulatorError, SimulatorTypeError, NotM
 from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 
 # %% auto #0
-__all__ = ['NKI_VIEW_METHODS', 'MAX_TOUCH_ELEMENTS', 'View', 'nki_method_error', 'extent', 'make_view', 'strided', 'index_view',
-           'full_view', 'reshape_view', 'touch_counts', 'show_touches', 'ap_explorer']
+__all__ = ['MAX_TOUCH_ELEMENTS', 'View', 'extent', 'strided', 'make_view', 'touch_counts', 'show_touches', 'ap_explorer',
+           'index_view', 'full_view', 'reshape_view']
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
 class View:
@@ -126,6 +126,16 @@ def _check_partitions(tensor, pairs, offset):
         raise AccessPatternError(f"out of bounds: {where()}: the free-axis walk covers elements {start + lo}..{start + hi} "
                                  f"of a partition that holds 0..{size - 1}")
 
+# %% ../../nbs/sim/03_access_patterns.ipynb #eb912930
+def strided(tensor, pairs, offset) -> np.ndarray:
+    "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
+    s = tensor.storage
+    isz = s.itemsize
+    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz if n > 1 else 0 for st, n in pairs])   # a step never taken
+    except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
+        raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
+                                 f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
+
 # %% ../../nbs/sim/03_access_patterns.ipynb #5903e458
 def make_view(tensor, pattern, offset=0) -> View:
     "The view of `tensor` through `pattern` (`[[step, num], ...]`, outermost first) from `offset`, bounds-checked."
@@ -150,15 +160,51 @@ def _int_or_none(x):
     try: return operator.index(x)
     except TypeError: return None
 
-# %% ../../nbs/sim/03_access_patterns.ipynb #eb912930
-def strided(tensor, pairs, offset) -> np.ndarray:
-    "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
-    s = tensor.storage
-    isz = s.itemsize
-    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz if n > 1 else 0 for st, n in pairs])   # a step never taken
-    except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
-        raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
-                                 f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
+# %% ../../nbs/sim/03_access_patterns.ipynb #b9674f1c
+MAX_TOUCH_ELEMENTS = 2**24   # elements touch_counts expands: 8 B of address each, a few hundred MB with NumPy's temporaries
+
+def touch_counts(view: View) -> np.ndarray:
+    "How many elements of `view` fall on each element of its tensor, in the tensor's shape."
+    if view.size > MAX_TOUCH_ELEMENTS:
+        raise SimulatorError(f"touch_counts of {view!r}: the view shows {view.size:,} elements, more than the "
+                             f"{MAX_TOUCH_ELEMENTS:,} it counts one by one (MAX_TOUCH_ELEMENTS); take a smaller part of it")
+    return np.bincount(view.addresses().ravel(), minlength=view.tensor.size).reshape(view.tensor.shape)
+
+# %% ../../nbs/sim/03_access_patterns.ipynb #2d5f1ee7
+def show_touches(view: View, ax=None, title=None, numbers=True):
+    "Draw the tensor under `view` as a grid coloured by how many times the view reads each element."
+    import matplotlib.pyplot as plt
+    c = touch_counts(view)
+    grid = c.reshape(c.shape[0], -1) if view.tensor.buffer.on_chip else c.reshape(1, -1)
+    ax = ax or plt.subplots(figsize=(min(9, 1 + 0.45 * grid.shape[1]), 0.9 + 0.45 * grid.shape[0]))[1]
+    ax.imshow(grid, cmap='Blues', vmin=0, vmax=max(3, grid.max()), aspect='equal')
+    if numbers and grid.size <= 600:
+        for (r, k), v in np.ndenumerate(grid):
+            if v: ax.text(k, r, str(v), ha='center', va='center', fontsize=8, color='white' if v > 1.5 else 'black')
+    ax.set_xticks(range(0, grid.shape[1], math.ceil(grid.shape[1] / 8)))
+    ax.set_xlabel('element within partition' if view.tensor.buffer.on_chip else 'flat address')
+    ax.set_ylabel('partition' if view.tensor.buffer.on_chip else ''); ax.set_yticks(range(grid.shape[0]))
+    ax.set_title(title or f"Input {view.tensor.name} {view.tensor.shape}; output: reads per element of {view!r}", fontsize=9)
+    return ax
+
+# %% ../../nbs/sim/03_access_patterns.ipynb #07fa7cbb
+def ap_explorer(t):
+    "An ipywidgets explorer over the on-chip tile `t`: choose two free [step, num] pairs and an offset, see what they touch."
+    import ipywidgets as W, matplotlib.pyplot as plt
+    ps, s = t.partition_size, dict(continuous_update=False, style={'description_width': 'initial'})
+    parts = W.IntSlider(t.shape[0], min=1, max=t.shape[0], description='partitions', **s)
+    s1, n1 = W.IntSlider(1, min=0, max=ps, description='outer step', **s), W.IntSlider(5, min=1, max=ps, description='outer num', **s)
+    s2, n2 = W.IntSlider(1, min=0, max=ps, description='inner step', **s), W.IntSlider(3, min=1, max=ps, description='inner num', **s)
+    off, info, out = W.IntSlider(0, min=0, max=t.size - 1, description='offset', **s), W.HTML(), W.Output()
+    def draw(*_):
+        out.clear_output(wait=True)
+        try: v = t.ap([[ps, parts.value], [s1.value, n1.value], [s2.value, n2.value]], offset=off.value)
+        except AccessPatternError as e: info.value = f"AccessPatternError: {e}"; return
+        info.value = repr(v)
+        with out: show_touches(v); plt.show()
+    for w in (parts, s1, n1, s2, n2, off): w.observe(draw, 'value')
+    draw()
+    return W.VBox([W.HBox([parts, off]), W.HBox([s1, n1]), W.HBox([s2, n2]), info, out])
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #37166554
 def _basic(index, ndim, what) -> tuple:
@@ -235,48 +281,3 @@ def reshape_view(t, shape) -> View:
     steps, step = [], 1
     for n in reversed(shape): steps.append(step); step *= n
     return make_view(t, [[s, n] for s, n in zip(steps[::-1], shape)], 0)
-
-# %% ../../nbs/sim/03_access_patterns.ipynb #b9674f1c
-MAX_TOUCH_ELEMENTS = 2**24   # elements touch_counts expands: 8 B of address each, a few hundred MB with NumPy's temporaries
-
-def touch_counts(view: View) -> np.ndarray:
-    "How many elements of `view` fall on each element of its tensor, in the tensor's shape."
-    if view.size > MAX_TOUCH_ELEMENTS:
-        raise SimulatorError(f"touch_counts of {view!r}: the view shows {view.size:,} elements, more than the "
-                             f"{MAX_TOUCH_ELEMENTS:,} it counts one by one (MAX_TOUCH_ELEMENTS); take a smaller part of it")
-    return np.bincount(view.addresses().ravel(), minlength=view.tensor.size).reshape(view.tensor.shape)
-
-# %% ../../nbs/sim/03_access_patterns.ipynb #2d5f1ee7
-def show_touches(view: View, ax=None, title=None, numbers=True):
-    "Draw the tensor under `view` as a grid coloured by how many times the view reads each element."
-    import matplotlib.pyplot as plt
-    c = touch_counts(view)
-    grid = c.reshape(c.shape[0], -1) if view.tensor.buffer.on_chip else c.reshape(1, -1)
-    ax = ax or plt.subplots(figsize=(min(9, 1 + 0.45 * grid.shape[1]), 0.9 + 0.45 * grid.shape[0]))[1]
-    ax.imshow(grid, cmap='Blues', vmin=0, vmax=max(3, grid.max()), aspect='equal')
-    if numbers and grid.size <= 600:
-        for (r, k), v in np.ndenumerate(grid):
-            if v: ax.text(k, r, str(v), ha='center', va='center', fontsize=7, color='white' if v > 1.5 else 'black')
-    ax.set_xlabel('element within partition' if view.tensor.buffer.on_chip else 'flat address')
-    ax.set_ylabel('partition' if view.tensor.buffer.on_chip else ''); ax.set_yticks(range(grid.shape[0]))
-    ax.set_title(title or f"Input {view.tensor.name} {view.tensor.shape}; output: reads per element of {view!r}", fontsize=9)
-    return ax
-
-# %% ../../nbs/sim/03_access_patterns.ipynb #07fa7cbb
-def ap_explorer(t):
-    "An ipywidgets explorer over the on-chip tile `t`: choose two free [step, num] pairs and an offset, see what they touch."
-    import ipywidgets as W, matplotlib.pyplot as plt
-    ps, s = t.partition_size, dict(continuous_update=False, style={'description_width': 'initial'})
-    parts = W.IntSlider(t.shape[0], min=1, max=t.shape[0], description='partitions', **s)
-    s1, n1 = W.IntSlider(1, min=0, max=ps, description='outer step', **s), W.IntSlider(5, min=1, max=ps, description='outer num', **s)
-    s2, n2 = W.IntSlider(1, min=0, max=ps, description='inner step', **s), W.IntSlider(3, min=1, max=ps, description='inner num', **s)
-    off, info, out = W.IntSlider(0, min=0, max=t.size - 1, description='offset', **s), W.HTML(), W.Output()
-    def draw(*_):
-        out.clear_output(wait=True)
-        try: v = t.ap([[ps, parts.value], [s1.value, n1.value], [s2.value, n2.value]], offset=off.value)
-        except AccessPatternError as e: info.value = f"AccessPatternError: {e}"; return
-        info.value = repr(v)
-        with out: show_touches(v); plt.show()
-    for w in (parts, s1, n1, s2, n2, off): w.observe(draw, 'value')
-    draw()
-    return W.VBox([W.HBox([parts, off]), W.HBox([s1, n1]), W.HBox([s2, n2]), info, out])

@@ -1,4 +1,4 @@
-"""The NKI instructions the kernels of this book use, each written as check, compute, record.
+"""The five NKI instructions the book's kernels use, drawn as tiles in and a tile out, and each written as check, compute, record.
 
 Docs: https://dwlit.github.io/dwlit/sim/instructions.html.md"""
 
@@ -12,7 +12,7 @@ import numpy as np
 import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints,
                               check_number, check_bool, errors_from, shown, Unmodelled, refuse_unmodelled)
-from .target import MAX_FREE_ELEMENTS
+from .target import MAX_FREE_ELEMENTS, PSUM_BANKS, PSUM_BANK_BYTES, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
 from .memory import Tensor, ndarray, psum, sbuf, float32, bfloat16
 from .core import current_core
 from .ap import View, full_view
@@ -20,10 +20,66 @@ from .ap import View, full_view
 # %% auto #0
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
            'greater_equal', 'OPS', 'tensor_engine', 'vector_engine', 'scalar_engine', 'gpsimd_engine', 'unknown_engine',
-           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'ACTIVATIONS', 'INSTRUCTIONS', 'MODELLED', 'Op', 'engine',
-           'as_fp32', 'write_values', 'fill', 'copy_values', 'elementwise', 'reduce_last', 'listen', 'listening',
-           'record', 'tensor_tensor', 'tensor_reduce', 'tensor_scalar', 'Fn', 'activation', 'tensor_tensor_scan',
-           'iota', 'memset', 'dma_copy', 'tensor_copy', 'dve_transpose', 'nc_matmul', 'nc_transpose']
+           'ENGINES', 'PE_ARRAY', 'HINTS', 'REDUCE_OPS', 'INSTRUCTIONS', 'MODELLED', 'instruction_examples',
+           'draw_instructions', 'Op', 'engine', 'as_fp32', 'write_values', 'fill', 'copy_values', 'elementwise',
+           'reduce_last', 'listen', 'listening', 'record', 'dma_copy', 'memset', 'tensor_tensor', 'tensor_reduce',
+           'nc_matmul', 'tensor_copy', 'nc_transpose', 'dve_transpose', 'tensor_scalar', 'activation',
+           'tensor_tensor_scan', 'iota']
+
+# %% ../../nbs/sim/04_instructions.ipynb #b0306bca
+def instruction_examples() -> dict:
+    "The picture's tiles: inputs, and what NKI's ISA reference says the five instructions write (NumPy)."
+    x = np.arange(12, dtype=np.float32)                       # 12 elements in HBM
+    t = x.reshape(3, 4)                                       # dma_copy(t, x): 3 partitions of 4, row-major
+    w = np.float32([[1, 0, 2, 1], [0, 1, 1, 2], [2, 1, 0, 1]])
+    a = np.float32([[1, 0], [1, 1], [0, 1]])                  # nc_matmul's stationary: 3 partitions of 2
+    return dict(x=x, t=t, w=w, a=a,
+                z=np.zeros((3, 4), np.float32),               # memset(z, 0.0)
+                p=t * w,                                      # tensor_tensor(p, t, w, multiply)
+                s=(t * w).sum(axis=1, keepdims=True),         # tensor_reduce(s, add, p, axis=1)
+                mm=a.T @ t)                                   # nc_matmul(mm, a, t)
+
+# %% ../../nbs/sim/04_instructions.ipynb #9e120a18
+_COLOURS = {'HBM': '#d9d9d9', 'SBUF': '#c6dbef', 'PSUM': '#fdd0a2'}
+_ROWS = (('dma_copy', 'DMA queue', ['x'], 't', 0, 0),                 # instruction, engine, inputs, output,
+         ('memset', 'Vector engine', [], 'z', 1, 0),                  # ... column and row in the picture
+         ('tensor_tensor', 'Vector engine', ['t', 'w'], 'p', 0, 1),
+         ('tensor_reduce', 'Vector engine', ['p'], 's', 1, 1),
+         ('nc_matmul', 'Tensor engine\n(PE array)', ['a', 't'], 'mm', 0, 2))
+
+def _tile(ax, x0, y0, name, a, buffer):
+    "Draw `a` as a grid of numbered cells, top left at (x0, y0), captioned; return where the next may start."
+    from matplotlib.patches import Rectangle
+    for (r, c), v in np.ndenumerate(a.reshape(1, -1) if a.ndim == 1 else a):
+        ax.add_patch(Rectangle((x0 + c, y0 - r - 1), 1, 1, facecolor=_COLOURS[buffer], edgecolor='black',
+                               lw=0.6))
+        ax.text(x0 + c + 0.5, y0 - r - 0.5, f"{v:g}", ha='center', va='center', fontsize=7.5)
+    cap = f"{name}: {buffer} {a.shape}"
+    ax.text(x0, y0 + 0.25, cap, fontsize=8, va='bottom')
+    return x0 + max(a.shape[-1], 0.32 * len(cap)) + 1
+
+def draw_instructions():
+    "Draw each of the book's five instructions: its input tiles, the tile it writes, the engine that runs it."
+    import matplotlib.pyplot as plt
+    ex, (fig, ax) = instruction_examples(), plt.subplots(figsize=(9, 3.6))
+    for op, engine, ins, out, col, row in _ROWS:
+        x0, y = col * 23.5, -row * 5.2
+        x = x0 + 4.5 if not ins else x0
+        for k in ins: x = _tile(ax, x, y, k, ex[k], 'HBM' if k == 'x' else 'SBUF')
+        x1, mid = x0 + (17 if col == 0 else 11), (x + x0 + (17 if col == 0 else 11)) / 2 - 0.8
+        ax.annotate('', (x1 - 0.4, y - 1.5), (x - 1.2, y - 1.5), arrowprops=dict(arrowstyle='->', lw=1))
+        ax.text(mid, y - 1.3, op, ha='center', va='bottom', fontsize=8, weight='bold')
+        ax.text(mid, y - 1.7, engine, ha='center', va='top', fontsize=8)
+        _tile(ax, x1, y, out, ex[out], 'PSUM' if out == 'mm' else 'SBUF')
+    ax.text(23.5, -1.5, "value 0.0", fontsize=8, va='center')                    # memset's input: a number
+    ax.text(23.5, -10.6, "rows: partitions; columns: the free axis. The Vector\nengine works in each "
+            "partition on its own; nc_matmul\nsums across partitions. HBM grey, SBUF blue, PSUM orange",
+            fontsize=8, va='top')
+    ax.set_xlim(-0.3, 40.5); ax.set_ylim(-14, 1.2); ax.set_aspect('equal'); ax.axis('off')
+    ax.set_title("Input: small tiles. Output: the tile each of the book's five instructions writes, "
+                 "and its engine", fontsize=9)
+    fig.tight_layout()
+    return fig
 
 # %% ../../nbs/sim/04_instructions.ipynb #12af4fb7
 @dataclass(frozen=True)
@@ -32,62 +88,15 @@ class Op:
     name: str
     ufunc: np.ufunc
     def __repr__(self): return f"nl.{self.name}"
-    def __call__(self, x, y, dtype=None): return _tile_binary(self, x, y, dtype)
+    def __call__(self, x, y, dtype=None): return _tile_binary(self, x, y, dtype)    # nl.add(x, y): a new tile
 
 add, subtract, multiply = Op('add', np.add), Op('subtract', np.subtract), Op('multiply', np.multiply)
 maximum, minimum, divide = Op('maximum', np.maximum), Op('minimum', np.minimum), Op('divide', np.divide)
-equal, not_equal, less, less_equal, greater, greater_equal = (                 # comparisons: 1 where true, else 0
-    Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less), Op('less_equal', np.less_equal),
-    Op('greater', np.greater), Op('greater_equal', np.greater_equal))
-OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
-                           greater_equal)}
-
-# %% ../../nbs/sim/04_instructions.ipynb #a62c9c2e
-class engine(enum.Enum):
-    "The engines an instruction can be placed on (NKI's `nisa.engine`)."
-    unknown, tensor, scalar, gpsimd, dma, vector, sync = 0, 1, 2, 3, 4, 5, 6
-
-tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (   # NKI's older names of the members
-    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
-
-ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')     # as records and pictures name them
-PE_ARRAY = 'Tensor'
-_ENGINE_NAMES = {engine.vector: 'Vector', engine.scalar: 'Scalar', engine.gpsimd: 'GpSimd', engine.tensor: 'Tensor'}
-
-def _engine(op, value, allowed, default='Vector') -> str:
-    "The record's name of engine `value` (None or engine.unknown: `default`) if `op` can run there."
-    if value is None or value is engine.unknown: return default
-    if not isinstance(value, engine) or _ENGINE_NAMES.get(value) not in allowed:
-        raise SimulatorError(f"{op}: engine must be one of {', '.join('nisa.engine.' + e.name for e, n in _ENGINE_NAMES.items() if n in allowed)}, "
-                             f"got engine={shown(value)}")
-    return _ENGINE_NAMES[value]
-
-# %% ../../nbs/sim/04_instructions.ipynb #n17a0001
-class dge_mode(enum.Enum):
-    "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
-    unknown, swdge, hwdge, none = 0, 1, 2, 3
-
-class oob_mode(enum.Enum):
-    "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
-    error, skip = 0, 1
-
-class reduce_cmd(enum.Enum):
-    "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
-    idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
-
-class matmul_perf_mode(enum.Enum):
-    "The Tensor engine's performance mode (NKI's `nisa.matmul_perf_mode`); only `none` is modelled."
-    none, double_row = 'none', 'double_row'
-
-class nc_version(enum.Enum):
-    "The NeuronCore generation of a target (NKI's `nisa.nc_version`): trn1 is gen2, trn2 gen3, trn3 gen4."
-    gen2, gen3, gen4 = 2, 3, 4
-
-def get_nc_version() -> nc_version:
-    "The NeuronCore generation of the target in force."
-    return nc_version({'trn1': 2, 'trn2': 3, 'trn3': 4}[current_core().target.name])
-
-def get_nc_sub_version() -> int: return 0                 # the first silicon revision of each generation
+equal, not_equal, less = Op('equal', np.equal), Op('not_equal', np.not_equal), Op('less', np.less)   # 1 where true
+less_equal, greater = Op('less_equal', np.less_equal), Op('greater', np.greater)
+greater_equal = Op('greater_equal', np.greater_equal)
+OPS = {o.name: o for o in (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal,
+                           greater, greater_equal)}
 
 # %% ../../nbs/sim/04_instructions.ipynb #5fb3eeda
 def _operand(op, arg, x) -> View:
@@ -144,6 +153,26 @@ def _op(name, op, allowed=OPS, arg='op'):
                                f"model it; nisa.activation computes nl.{op.name}")
     if not isinstance(op, Op) or op.name not in allowed:
         raise SimulatorError(f"{name}: {arg} must be one of {', '.join('nl.' + o for o in allowed)}, got {arg}={shown(op)}")
+
+# %% ../../nbs/sim/04_instructions.ipynb #a62c9c2e
+class engine(enum.Enum):
+    "The engines an instruction can be placed on (NKI's `nisa.engine`)."
+    unknown, tensor, scalar, gpsimd, dma, vector, sync = 0, 1, 2, 3, 4, 5, 6
+
+tensor_engine, vector_engine, scalar_engine, gpsimd_engine, unknown_engine = (   # NKI's older names of the members
+    engine.tensor, engine.vector, engine.scalar, engine.gpsimd, engine.unknown)
+
+ENGINES = ('DMA', 'Vector', 'GpSimd', 'Scalar', 'Tensor')     # as records and pictures name them
+PE_ARRAY = 'Tensor'
+_ENGINE_NAMES = {engine.vector: 'Vector', engine.scalar: 'Scalar', engine.gpsimd: 'GpSimd', engine.tensor: 'Tensor'}
+
+def _engine(op, value, allowed, default='Vector') -> str:
+    "The record's name of engine `value` (None or engine.unknown: `default`) if `op` can run there."
+    if value is None or value is engine.unknown: return default
+    if not isinstance(value, engine) or _ENGINE_NAMES.get(value) not in allowed:
+        raise SimulatorError(f"{op}: engine must be one of {', '.join('nisa.engine.' + e.name for e, n in _ENGINE_NAMES.items() if n in allowed)}, "
+                             f"got engine={shown(value)}")
+    return _ENGINE_NAMES[value]
 
 # %% ../../nbs/sim/04_instructions.ipynb #a76b6890
 def as_fp32(a: np.ndarray) -> np.ndarray:
@@ -226,6 +255,37 @@ def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     if core.launch is not None: core.launch.count_instruction(dst)
     for tr in _listeners: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
+# %% ../../nbs/sim/04_instructions.ipynb #5230bd47
+def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None, name=None, dst_rmw_op=None):
+    "Copy `src` into `dst` element by element, in row-major order (a DMA queue; HBM and SBUF only); `dst_rmw_op=nl.add` adds."
+    dst, src = _operand('dma_copy', 'dst', dst), _operand('dma_copy', 'src', src)
+    for k, v in (('dst', dst), ('src', src)):
+        if v.buffer is psum:
+            raise SimulatorError(f"dma_copy: {k} {v!r} is in PSUM, and DMA moves data between SBUF and HBM only; copy a "
+                                 f"PSUM result to SBUF with nisa.tensor_copy first")
+    if dst.size != src.size:
+        raise SimulatorError(f"dma_copy: element counts differ: dst {dst!r} has {dst.size:,} {dst.shape}, src {src!r} "
+                             f"has {src.size:,} {src.shape}")
+    if priority is not None: check_int(priority, 'priority', minimum=0, maximum=3)   # quality of service: a hint
+    _distinct('dma_copy', dst)
+    if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
+    copy_values(src, dst, add=dst_rmw_op is not None)
+    parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
+    record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
+           priority=priority, dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
+
+# %% ../../nbs/sim/04_instructions.ipynb #05c6451b
+def memset(dst, value, engine=None, name=None):
+    "Fill `dst` (SBUF or PSUM) with the number `value` (Vector engine)."
+    dst = _operand('memset', 'dst', dst)
+    _on_chip('memset', dst=dst)
+    with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
+    where = _engine('memset', engine, ('Vector', 'GpSimd'))
+    _distinct('memset', dst)
+    if dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))   # int8, uint8, fp8: exact, or refused
+    fill(dst, value)
+    record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
+
 # %% ../../nbs/sim/04_instructions.ipynb #0fd2be83
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
     "`dst = op(data1, data2)` element by element in each partition (Vector engine, fp32 arithmetic)."
@@ -241,7 +301,7 @@ def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
     elementwise(op.ufunc, data1, data2, dst)
     record('tensor_tensor', where, dst, (data1, data2), dst.partitions, data1.free_size, op=op.name, name=name)
 
-# %% ../../nbs/sim/04_instructions.ipynb #e72343b2
+# %% ../../nbs/sim/04_instructions.ipynb #1f8ac3fb
 REDUCE_OPS = ('add', 'subtract', 'multiply', 'maximum', 'minimum')   # the ALU table's reduction ops
 
 def _reduce_axes(axis, ndim) -> tuple:
@@ -254,6 +314,7 @@ def _reduce_axes(axis, ndim) -> tuple:
                              f"reduced; for a {ndim}-D data the legal values are {hint}; got axis={shown(axis)}")
     return tuple(sorted(axes))
 
+# %% ../../nbs/sim/04_instructions.ipynb #e72343b2
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     "Reduce the trailing free axes `axis` of `data` with `op` into `dst`, in each partition (Vector engine, fp32)."
     dst, data = _operand('tensor_reduce', 'dst', dst), _operand('tensor_reduce', 'data', data)
@@ -271,7 +332,124 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     record('tensor_reduce', 'Vector', dst, (data,), dst.partitions, data.free_size, op=op.name,
            axis=axis if isinstance(axis, int) else tuple(axis), negate=negate or None, name=name)
 
-# %% ../../nbs/sim/04_instructions.ipynb #e134e85b
+# %% ../../nbs/sim/04_instructions.ipynb #e21cad04
+def _matmul_operands(dst, stationary, moving) -> tuple:
+    "The three operands of an nc_matmul as views, checked: dst in PSUM, two 2-D SBUF inputs of matching sizes."
+    dst, st, mv = (_operand('nc_matmul', k, x) for k, x in (('dst', dst), ('stationary', stationary), ('moving', moving)))
+    if dst.buffer is not psum: raise SimulatorError(f"nc_matmul: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
+    for k, v in (('stationary', st), ('moving', mv)):
+        if v.buffer is not sbuf: raise SimulatorError(f"nc_matmul: {k} {v!r} must be in SBUF, got {v.buffer.name}")
+        if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
+    _matmul_sizes(st, mv, dst)
+    return dst, st, mv
+
+def _matmul_sizes(st, mv, dst):
+    "Raise unless the shapes and dtypes of an nc_matmul follow the ISA reference."
+    (K, M), (K2, N) = st.shape, mv.shape
+    if K != K2: raise SimulatorError(f"nc_matmul: contraction (partition) sizes differ: stationary {K}, moving {K2}")
+    t = current_core().target.name
+    n_max = PSUM_BANKS * PSUM_BANK_BYTES // dst.dtype.itemsize if t == 'trn3' else GEMM_MOVING_FMAX   # all 8 banks on trn3
+    if M > GEMM_STATIONARY_FMAX:
+        raise SimulatorError(f"nc_matmul: stationary free size must be <= {GEMM_STATIONARY_FMAX}, got {M}")
+    if N > n_max:
+        raise SimulatorError(f"nc_matmul: moving free size must be <= {n_max} on {t} (dst {dst.dtype.name}), got {N}")
+    if dst.shape != (M, N): raise SimulatorError(f"nc_matmul: dst shape must be {(M, N)}, got {dst.shape}")
+    if (st.dtype == float32) != (mv.dtype == float32):
+        raise SimulatorError(f"nc_matmul: if one input is float32 the other must be too, got stationary {st.dtype.name} "
+                             f"and moving {mv.dtype.name}")
+    ok = (float32, bfloat16) if current_core().target.name == 'trn3' else (float32,)
+    if dst.dtype not in ok:
+        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {current_core().target.name}, got {dst.dtype.name}")
+
+def _matmul_modes(is_transpose, perf_mode):
+    "Refuse the PE array's modes dwlit does not model: transpose mode and the FP8 double-row mode (another layout)."
+    if check_bool(is_transpose, 'is_transpose'):
+        raise NotModelledError("nisa.nc_matmul(is_transpose=True), the PE array's transpose mode, is not modelled; "
+                               "use nisa.nc_transpose")
+    if getattr(perf_mode, 'name', perf_mode) not in (None, 'none'):     # matmul_perf_mode.none, or 'none'
+        raise NotModelledError(f"nisa.nc_matmul(perf_mode={shown(perf_mode)}): the FP8 double_row mode, which splits the "
+                               f"contraction over the partitions and a free axis of 2, is not modelled; leave perf_mode unset")
+
+def _matmul_written(dst: View) -> np.ndarray:
+    "Which elements of `dst` an earlier nc_matmul wrote, in dst's shape (its tensor keeps one flag per element)."
+    t = dst.tensor
+    if t.matmul_written is None: t.matmul_written = np.zeros(t.size, bool)
+    return t.matmul_written[dst.addresses()]
+
+def _accumulate_start(dst: View, written: np.ndarray):
+    "Refuse accumulate=True onto PSUM no nc_matmul wrote: undefined (trn3 accepts a start set by another instruction)."
+    t = current_core().target.name
+    if written.all() or (t == 'trn3' and not np.isnan(as_fp32(dst.array)[~written]).any()): return
+    raise SimulatorError(f"nc_matmul: accumulate=True on PSUM elements no earlier nc_matmul wrote ({dst!r}): the ISA "
+                         f"reference leaves the sum undefined" + ('' if t == 'trn3' else f", on {t} also after memset or "
+                         f"tensor_copy") + "; start it with accumulate=False, or leave accumulate=None")
+
+# %% ../../nbs/sim/04_instructions.ipynb #caad3570
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
+              accumulate=None, tile_position=(), tile_size=(), perf_mode=None, name=None):
+    "`dst = stationary.T @ moving` into PSUM on the PE array, overwriting or adding as `accumulate` says."
+    dst, st, mv = _matmul_operands(dst, stationary, moving)           # PSUM <- SBUF, SBUF; sizes and dtypes
+    _matmul_modes(is_transpose, perf_mode)
+    written = _matmul_written(dst)
+    if accumulate is not None and check_bool(accumulate, 'accumulate'): _accumulate_start(dst, written)
+    _distinct('nc_matmul', dst)
+    add_to = written if accumulate is None else np.full(dst.shape, bool(accumulate))
+    product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)   # fp32 products, summed exactly
+    write_values(dst, np.where(add_to, as_fp32(dst.array) + product, product))  # ... and rounded once
+    dst.tensor.matmul_written[dst.addresses()] = True
+    record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
+           perf_mode=_hint(perf_mode), name=name)
+
+# %% ../../nbs/sim/04_instructions.ipynb #34bf08c0
+def tensor_copy(dst, src, engine=None, name=None):
+    "Copy `src` into `dst` on chip (same partitions and elements per partition), converting the dtype through fp32."
+    dst, src = _operand('tensor_copy', 'dst', dst), _operand('tensor_copy', 'src', src)
+    _on_chip('tensor_copy', dst=dst, src=src)
+    _alike('tensor_copy', dst=dst, src=src)
+    where = _engine('tensor_copy', engine, ('Vector', 'Scalar', 'GpSimd'))
+    if where == 'GpSimd' and psum in (dst.buffer, src.buffer):
+        raise SimulatorError("tensor_copy: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
+    if where == 'Scalar' and current_core().target.name == 'trn1':
+        raise SimulatorError("tensor_copy: not on the Scalar engine on trn1 (NeuronCore-v2), the ISA reference says; use "
+                             "nisa.activation(op=nl.copy) there, or engine=nisa.engine.vector")
+    _distinct('tensor_copy', dst)
+    write_values(dst, as_fp32(src.array).copy())
+    record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
+
+# %% ../../nbs/sim/04_instructions.ipynb #ec6d2e02
+def nc_transpose(dst, data, engine=None, name=None):
+    "Transpose a (P, F) tile (free axes flattened) into (F, P), on the PE array (into PSUM) or the Vector engine (32 x 32 at most)."
+    dst, data = _operand('nc_transpose', 'dst', dst), _operand('nc_transpose', 'data', data)
+    _on_chip('nc_transpose', dst=dst, data=data)
+    where = _engine('nc_transpose', engine, ('Tensor', 'Vector'), PE_ARRAY if dst.buffer is psum else 'Vector')
+    want = (data.free_size, data.partitions)
+    if (dst.partitions, dst.free_size) != want:
+        raise SimulatorError(f"nc_transpose: dst must be {want} (data's free axes flattened, then transposed), got "
+                             f"{dst.shape} for data {data.shape}")
+    if dst.dtype != data.dtype:
+        raise SimulatorError(f"nc_transpose: dst must have data's dtype {data.dtype.name}, got {dst.dtype.name}")
+    if where == PE_ARRAY and (data.buffer is not sbuf or dst.buffer is not psum):
+        raise SimulatorError(f"nc_transpose: on the PE array data must be in SBUF and dst in PSUM, got {data.buffer.name} -> {dst.buffer.name}")
+    if where == 'Vector' and max(want) > 32:
+        raise SimulatorError(f"nc_transpose: the Vector engine transposes at most 32 x 32, got {data.shape}")
+    write_values(dst, data.array.reshape(data.partitions, -1).T.copy())
+    record('nc_transpose', where, dst, (data,), data.partitions, data.free_size, name=name)
+
+# %% ../../nbs/sim/04_instructions.ipynb #e45133ab
+def dve_transpose(dst, data, perm=None):
+    "Permute the free axes of `data` inside each partition into `dst` (Vector engine; dwlit's, not NKI's)."
+    dst, data = _operand('dve_transpose', 'dst', dst), _operand('dve_transpose', 'data', data)
+    _on_chip('dve_transpose', dst=dst, data=data)
+    _alike('dve_transpose', dst=dst, data=data)
+    free = tuple(range(1, data.array.ndim))
+    perm = free[::-1] if perm is None else check_ints(perm, 'perm')
+    if sorted(perm) != list(free):
+        raise SimulatorError(f"dve_transpose: perm must be a permutation of the free axes {free}, got perm={shown(perm)}")
+    _distinct('dve_transpose', dst)
+    write_values(dst, as_fp32(data.array.transpose((0,) + perm)).copy())
+    record('dve_transpose', 'Vector', dst, (data,), dst.partitions, data.free_size, perm=perm)
+
+# %% ../../nbs/sim/04_instructions.ipynb #d00b19ea
 def _scalar(op, arg, x, data):
     "(values, view or None) of operand `x`: a number, or a (P, 1) tile of one value per partition of `data`."
     if not isinstance(getattr(x, 'tensor', x), Tensor):
@@ -291,6 +469,7 @@ def _scalar_engine_ops(op0, op1):
         raise SimulatorError(f"tensor_scalar: the Scalar engine of trn2 runs op0=nl.multiply (op1=nl.add or none) or "
                              f"op0=nl.add alone, the ISA reference says; got op0={op0!r}, op1={op1!r}; use the Vector engine")
 
+# %% ../../nbs/sim/04_instructions.ipynb #e134e85b
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, engine=None, name=None):
     "`dst = (data op0 operand0) op1 operand1`, each operand a number or one value per partition (Vector engine, fp32)."
     dst, data = _operand('tensor_scalar', 'dst', dst), _operand('tensor_scalar', 'data', data)
@@ -439,146 +618,32 @@ def _tile_unary(f: Fn, x, dtype=None):
     activation(out, f, x)
     return out
 
-# %% ../../nbs/sim/04_instructions.ipynb #05c6451b
-def memset(dst, value, engine=None, name=None):
-    "Fill `dst` (SBUF or PSUM) with the number `value` (Vector engine)."
-    dst = _operand('memset', 'dst', dst)
-    _on_chip('memset', dst=dst)
-    with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
-    where = _engine('memset', engine, ('Vector', 'GpSimd'))
-    _distinct('memset', dst)
-    if dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))   # int8, uint8, fp8: exact, or refused
-    fill(dst, value)
-    record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
+# %% ../../nbs/sim/04_instructions.ipynb #n17a0001
+class dge_mode(enum.Enum):
+    "How a DMA's descriptors are generated (NKI's `nisa.dge_mode`); a hint: the copy is the same."
+    unknown, swdge, hwdge, none = 0, 1, 2, 3
 
-# %% ../../nbs/sim/04_instructions.ipynb #5230bd47
-def dma_copy(dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None, name=None, dst_rmw_op=None):
-    "Copy `src` into `dst` element by element, in row-major order (a DMA queue; HBM and SBUF only); `dst_rmw_op=nl.add` adds."
-    dst, src = _operand('dma_copy', 'dst', dst), _operand('dma_copy', 'src', src)
-    for k, v in (('dst', dst), ('src', src)):
-        if v.buffer is psum:
-            raise SimulatorError(f"dma_copy: {k} {v!r} is in PSUM, and DMA moves data between SBUF and HBM only; copy a "
-                                 f"PSUM result to SBUF with nisa.tensor_copy first")
-    if dst.size != src.size:
-        raise SimulatorError(f"dma_copy: element counts differ: dst {dst!r} has {dst.size:,} {dst.shape}, src {src!r} "
-                             f"has {src.size:,} {src.shape}")
-    if priority is not None: check_int(priority, 'priority', minimum=0, maximum=3)   # quality of service: a hint
-    _distinct('dma_copy', dst)
-    if dst_rmw_op is not None: _op('dma_copy', dst_rmw_op, ('add',), 'dst_rmw_op')
-    copy_values(src, dst, add=dst_rmw_op is not None)
-    parts = dst.partitions if dst.buffer.on_chip else (src.partitions if src.buffer.on_chip else 1)
-    record('dma_copy', 'DMA', dst, (src,), parts, dst.size // parts, bytes=dst.size * dst.dtype.itemsize,
-           priority=priority, dge_mode=_hint(dge_mode), oob_mode=_hint(oob_mode), name=name, rmw=_hint(dst_rmw_op))
+class oob_mode(enum.Enum):
+    "What a DMA does with an out-of-bounds dynamic address (NKI's `nisa.oob_mode`); dwlit refuses any out-of-bounds access."
+    error, skip = 0, 1
 
-# %% ../../nbs/sim/04_instructions.ipynb #34bf08c0
-def tensor_copy(dst, src, engine=None, name=None):
-    "Copy `src` into `dst` on chip (same partitions and elements per partition), converting the dtype through fp32."
-    dst, src = _operand('tensor_copy', 'dst', dst), _operand('tensor_copy', 'src', src)
-    _on_chip('tensor_copy', dst=dst, src=src)
-    _alike('tensor_copy', dst=dst, src=src)
-    where = _engine('tensor_copy', engine, ('Vector', 'Scalar', 'GpSimd'))
-    if where == 'GpSimd' and psum in (dst.buffer, src.buffer):
-        raise SimulatorError("tensor_copy: the GpSimd engine cannot access PSUM; use engine=nisa.engine.vector or scalar")
-    if where == 'Scalar' and current_core().target.name == 'trn1':
-        raise SimulatorError("tensor_copy: not on the Scalar engine on trn1 (NeuronCore-v2), the ISA reference says; use "
-                             "nisa.activation(op=nl.copy) there, or engine=nisa.engine.vector")
-    _distinct('tensor_copy', dst)
-    write_values(dst, as_fp32(src.array).copy())
-    record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
+class reduce_cmd(enum.Enum):
+    "What an instruction does with the engine's accumulation registers (NKI's `nisa.reduce_cmd`); only `idle` is modelled."
+    idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
 
-# %% ../../nbs/sim/04_instructions.ipynb #e45133ab
-def dve_transpose(dst, data, perm=None):
-    "Permute the free axes of `data` inside each partition into `dst` (Vector engine; dwlit's, not NKI's)."
-    dst, data = _operand('dve_transpose', 'dst', dst), _operand('dve_transpose', 'data', data)
-    _on_chip('dve_transpose', dst=dst, data=data)
-    _alike('dve_transpose', dst=dst, data=data)
-    free = tuple(range(1, data.array.ndim))
-    perm = free[::-1] if perm is None else check_ints(perm, 'perm')
-    if sorted(perm) != list(free):
-        raise SimulatorError(f"dve_transpose: perm must be a permutation of the free axes {free}, got perm={shown(perm)}")
-    _distinct('dve_transpose', dst)
-    write_values(dst, as_fp32(data.array.transpose((0,) + perm)).copy())
-    record('dve_transpose', 'Vector', dst, (data,), dst.partitions, data.free_size, perm=perm)
+class matmul_perf_mode(enum.Enum):
+    "The Tensor engine's performance mode (NKI's `nisa.matmul_perf_mode`); only `none` is modelled."
+    none, double_row = 'none', 'double_row'
 
-# %% ../../nbs/sim/04_instructions.ipynb #caad3570
-def _matmul_sizes(st, mv, dst):
-    "Raise unless the shapes and dtypes of an nc_matmul follow the ISA reference."
-    (K, M), (K2, N) = st.shape, mv.shape
-    if K != K2: raise SimulatorError(f"nc_matmul: contraction (partition) sizes differ: stationary {K}, moving {K2}")
-    t = current_core().target.name
-    n_max = (4096 if dst.dtype == float32 else 8192) if t == 'trn3' else 512     # one PSUM bank, or all 8 on trn3
-    if M > 128: raise SimulatorError(f"nc_matmul: stationary free size must be <= 128, got {M}")
-    if N > n_max:
-        raise SimulatorError(f"nc_matmul: moving free size must be <= {n_max} on {t} (dst {dst.dtype.name}), got {N}")
-    if dst.shape != (M, N): raise SimulatorError(f"nc_matmul: dst shape must be {(M, N)}, got {dst.shape}")
-    if (st.dtype == float32) != (mv.dtype == float32):
-        raise SimulatorError(f"nc_matmul: if one input is float32 the other must be too, got stationary {st.dtype.name} "
-                             f"and moving {mv.dtype.name}")
-    ok = (float32, bfloat16) if current_core().target.name == 'trn3' else (float32,)
-    if dst.dtype not in ok:
-        raise SimulatorError(f"nc_matmul: dst must be {' or '.join(d.name for d in ok)} on {current_core().target.name}, got {dst.dtype.name}")
+class nc_version(enum.Enum):
+    "The NeuronCore generation of a target (NKI's `nisa.nc_version`): trn1 is gen2, trn2 gen3, trn3 gen4."
+    gen2, gen3, gen4 = 2, 3, 4
 
-def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
-              accumulate=None, tile_position=(), tile_size=(), perf_mode=None, name=None):
-    "`dst = stationary.T @ moving` into PSUM on the PE array, overwriting or adding as `accumulate` says."
-    dst, st, mv = (_operand('nc_matmul', k, x) for k, x in (('dst', dst), ('stationary', stationary), ('moving', moving)))
-    if dst.buffer is not psum: raise SimulatorError(f"nc_matmul: dst {dst!r} must be in PSUM, got {dst.buffer.name}")
-    for k, v in (('stationary', st), ('moving', mv)):
-        if v.buffer is not sbuf: raise SimulatorError(f"nc_matmul: {k} {v!r} must be in SBUF, got {v.buffer.name}")
-        if len(v.shape) != 2: raise SimulatorError(f"nc_matmul: {k} must be 2-D (partitions, free), got shape {v.shape}")
-    _matmul_sizes(st, mv, dst)
-    _matmul_modes(is_transpose, perf_mode)
-    written = _matmul_written(dst)
-    if accumulate is not None and check_bool(accumulate, 'accumulate'): _accumulate_start(dst, written)
-    _distinct('nc_matmul', dst)
-    add_to = written if accumulate is None else np.full(dst.shape, bool(accumulate))
-    product = (np.float64(st.array).T @ np.float64(mv.array)).astype(float32)    # fp32 products summed exactly, rounded once
-    write_values(dst, np.where(add_to, as_fp32(dst.array) + product, product))
-    dst.tensor.matmul_written[dst.addresses()] = True
-    record('nc_matmul', PE_ARRAY, dst, (st, mv), st.partitions, mv.free_size, accumulate=accumulate,
-           perf_mode=_hint(perf_mode), name=name)
+def get_nc_version() -> nc_version:
+    "The NeuronCore generation of the target in force."
+    return nc_version({'trn1': 2, 'trn2': 3, 'trn3': 4}[current_core().target.name])
 
-def _matmul_modes(is_transpose, perf_mode):
-    "Refuse the PE array's modes dwlit does not model: transpose mode and the FP8 double-row mode (another layout)."
-    if check_bool(is_transpose, 'is_transpose'):
-        raise NotModelledError("nisa.nc_matmul(is_transpose=True), the PE array's transpose mode, is not modelled; "
-                               "use nisa.nc_transpose")
-    if perf_mode not in (None, matmul_perf_mode.none, 'none'):
-        raise NotModelledError(f"nisa.nc_matmul(perf_mode={shown(perf_mode)}): the FP8 double_row mode, which splits the "
-                               f"contraction over the partitions and a free axis of 2, is not modelled; leave perf_mode unset")
-
-def _matmul_written(dst: View) -> np.ndarray:
-    "Which elements of `dst` an earlier nc_matmul wrote, in dst's shape (its tensor keeps one flag per element)."
-    t = dst.tensor
-    if t.matmul_written is None: t.matmul_written = np.zeros(t.size, bool)
-    return t.matmul_written[dst.addresses()]
-
-def _accumulate_start(dst: View, written: np.ndarray):
-    "Refuse accumulate=True onto PSUM no nc_matmul wrote: undefined (trn3 accepts a start set by another instruction)."
-    t = current_core().target.name
-    if written.all() or (t == 'trn3' and not np.isnan(as_fp32(dst.array)[~written]).any()): return
-    raise SimulatorError(f"nc_matmul: accumulate=True on PSUM elements no earlier nc_matmul wrote ({dst!r}): the ISA "
-                         f"reference leaves the sum undefined" + ('' if t == 'trn3' else f", on {t} also after memset or "
-                         f"tensor_copy") + "; start it with accumulate=False, or leave accumulate=None")
-
-# %% ../../nbs/sim/04_instructions.ipynb #ec6d2e02
-def nc_transpose(dst, data, engine=None, name=None):
-    "Transpose a (P, F) tile (free axes flattened) into (F, P), on the PE array (into PSUM) or the Vector engine (32 x 32 at most)."
-    dst, data = _operand('nc_transpose', 'dst', dst), _operand('nc_transpose', 'data', data)
-    _on_chip('nc_transpose', dst=dst, data=data)
-    where = _engine('nc_transpose', engine, ('Tensor', 'Vector'), PE_ARRAY if dst.buffer is psum else 'Vector')
-    want = (data.free_size, data.partitions)
-    if (dst.partitions, dst.free_size) != want:
-        raise SimulatorError(f"nc_transpose: dst must be {want} (data's free axes flattened, then transposed), got "
-                             f"{dst.shape} for data {data.shape}")
-    if dst.dtype != data.dtype:
-        raise SimulatorError(f"nc_transpose: dst must have data's dtype {data.dtype.name}, got {dst.dtype.name}")
-    if where == PE_ARRAY and (data.buffer is not sbuf or dst.buffer is not psum):
-        raise SimulatorError(f"nc_transpose: on the PE array data must be in SBUF and dst in PSUM, got {data.buffer.name} -> {dst.buffer.name}")
-    if where == 'Vector' and max(want) > 32:
-        raise SimulatorError(f"nc_transpose: the Vector engine transposes at most 32 x 32, got {data.shape}")
-    write_values(dst, data.array.reshape(data.partitions, -1).T.copy())
-    record('nc_transpose', where, dst, (data,), data.partitions, data.free_size, name=name)
+def get_nc_sub_version() -> int: return 0                 # the first silicon revision of each generation
 
 # %% ../../nbs/sim/04_instructions.ipynb #b76961e7
 _NKI_ISA = ('nc_matmul_mx activation_reduce activate2 tensor_partition_reduce '

@@ -21,9 +21,9 @@ from .launch import kernel, simulate_kernel
 # %% auto #0
 __all__ = ['tile_size', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt', 'rsqrt',
            'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor', 'NL_MODELLED',
-           'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range', 'static_range', 'full',
-           'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store', 'is_hbm', 'is_on_chip', 'is_psum', 'is_sbuf', 'sum',
-           'max', 'min', 'broadcast_to', 'NKIObject']
+           'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range', 'static_range',
+           'plot_programs', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store', 'sum', 'max', 'min',
+           'broadcast_to', 'NKIObject']
 
 # %% ../../nbs/sim/06_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -57,6 +57,40 @@ class _TileSize:
     def __repr__(self): return f"nl.tile_size(pmax={self.pmax}, psum_fmax={self.psum_fmax}, gemm_moving_fmax={self.gemm_moving_fmax}, ...)"
 
 tile_size = _TileSize()
+
+# %% ../../nbs/sim/06_programs.ipynb #3745affa
+def plot_programs(tr, src, dst, row_elems, title=None):
+    "Draw the rows of HBM `src` each program of a traced launch loads into its SBUF, and those of `dst` it stores."
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+    rows = lambda a: (a.lo // row_elems, a.hi // row_elems + 1)              # an HBM access's rows, a range
+    dmas = [i for i in tr.instructions if i.op == 'dma_copy']
+    loads = [(i.program_id, *rows(i.srcs[0]), f"{i.dst.tensor}: {i.partitions} partitions")
+             for i in dmas if i.srcs[0].tensor == src and i.dst.buffer == 'sbuf']
+    stores = [(i.program_id, *rows(i.dst), None) for i in dmas if i.dst.tensor == dst]
+    programs = sorted({p for p, *_ in loads + stores})
+    col = {src: 0, **{p: 2 + 2 * k for k, p in enumerate(programs)}, dst: 2 + 2 * len(programs)}
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    colour = lambda p: plt.get_cmap('tab10')(p % 10)
+    def box(x, p, r0, r1, label=None):
+        ax.add_patch(Rectangle((x, r0), 1, r1 - r0, facecolor=colour(p), alpha=0.35, edgecolor='black'))
+        if label: ax.text(x + 0.5, (r0 + r1) / 2, label, ha='center', va='center', fontsize=8)
+    def arrow(x0, x1, p, r0, r1):
+        y = (r0 + r1) / 2
+        ax.annotate('', (x1, y), (x0, y), arrowprops=dict(arrowstyle='->', color=colour(p)))
+    for p, r0, r1, name in loads:
+        box(col[src], p, r0, r1); arrow(1, col[p], p, r0, r1)
+        box(col[p], p, r0, r1, f"{name}\n(rows {r0}-{r1 - 1})")
+    for p, r0, r1, _ in stores: box(col[dst], p, r0, r1); arrow(col[p] + 1, col[dst], p, r0, r1)
+    labels = [f"{src} (HBM)"] + [f"program {p}:\nits own SBUF" for p in programs] + [f"{dst} (shared_hbm)"]
+    ax.set_xticks([c + 0.5 for c in col.values()], labels, fontsize=8)
+    top = np.max([r1 for _, _, r1, _ in loads + stores])            # (this module's max is nl.max)
+    ax.set_xlim(-0.2, col[dst] + 1.2); ax.set_ylim(top, 0); ax.set_ylabel(f'row of {src}')
+    ax.set_title(title or f"Input: {src} in HBM. Output: the rows each program loads, and stores into {dst}",
+                 fontsize=9)
+    for s in ('top', 'right', 'bottom'): ax.spines[s].set_visible(False)
+    fig.tight_layout()
+    return ax
 
 # %% ../../nbs/sim/06_programs.ipynb #5cee2365
 def full(shape, fill_value, dtype, buffer=sbuf, name=None) -> Tensor:
@@ -97,12 +131,6 @@ def store(dst, value):
     if tuple(d.shape) != tuple(v.shape):
         raise SimulatorError(f"nl.store: dst {d!r} has shape {tuple(d.shape)} and value {tuple(v.shape)}; they must match")
     dma_copy(d, v)
-
-# %% ../../nbs/sim/06_programs.ipynb #n17b0002
-def is_hbm(buffer) -> bool: return buffer in (hbm, private_hbm, shared_hbm)       # NKI's buffer predicates
-def is_on_chip(buffer) -> bool: return buffer in (sbuf, psum)
-def is_psum(buffer) -> bool: return buffer is psum
-def is_sbuf(buffer) -> bool: return buffer is sbuf
 
 # %% ../../nbs/sim/06_programs.ipynb #33b869ba
 def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):
@@ -153,6 +181,12 @@ def _across_partitions(x, shape, name=None) -> Tensor:
 class NKIObject:
     "NKI's base class of kernel configuration objects: keyword arguments become attributes."
     def __init__(self, **kwargs): self.__dict__.update(kwargs)
+
+# %% ../../nbs/sim/06_programs.ipynb #n17b0002
+def is_hbm(buffer) -> bool: return buffer in (hbm, private_hbm, shared_hbm)       # NKI's buffer predicates
+def is_on_chip(buffer) -> bool: return buffer in (sbuf, psum)
+def is_psum(buffer) -> bool: return buffer is psum
+def is_sbuf(buffer) -> bool: return buffer is sbuf
 
 # %% ../../nbs/sim/06_programs.ipynb #1b7ad21a
 from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16, float8_e4m3,  # noqa: F811

@@ -19,7 +19,7 @@ from .ap import make_view, index_view, reshape_view, nki_method_error
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
            'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'draw_memories', 'Buffer',
-           'as_dtype', 'kernel_dtype', 'Tensor', 'reinterpret', 'unset', 'ndarray', 'hbm_tensor', 'check_tensor']
+           'as_dtype', 'kernel_dtype', 'Tensor', 'unset', 'ndarray', 'draw_layout', 'hbm_tensor', 'check_tensor']
 
 # %% ../../nbs/sim/02_memory.ipynb #76206302
 def draw_memories(target='trn1'):
@@ -203,6 +203,32 @@ def _place_at(t: Tensor, address, core: NeuronCore):
             alloc.give_back(old.id)
         elif old is not None: keep.append((q0, q1, c0, c1, ref))
     alloc.placed = keep + [(p0, p1, b0, b1, weakref.ref(t))]
+
+# %% ../../nbs/sim/02_memory.ipynb #57a5fec4
+def draw_layout(sbuf_tensor, hbm_tensor):
+    "Draw the flat storage address of each element of an on-chip tensor (a row per partition) and an HBM one."
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+    fig, ax = plt.subplots(figsize=(9, 2.2))
+    colours, gap = plt.get_cmap('Pastel1'), sbuf_tensor.partition_size + 3     # the HBM run starts at gap
+    for t, x0 in ((sbuf_tensor, 0), (hbm_tensor, gap)):
+        per = t.size // t.shape[0]                                   # elements of one first index
+        grid = np.arange(t.size).reshape(t.shape[0] if t.buffer.on_chip else 1, -1)
+        for (r, c), a in np.ndenumerate(grid):
+            ax.add_patch(Rectangle((x0 + c, -r - 1), 1, 1, facecolor=colours(a // per), edgecolor='grey'))
+            ax.text(x0 + c + 0.5, -r - 0.5, str(a), ha='center', va='center', fontsize=8)
+        what = f"{t.shape[0]} partitions of {per}" if t.buffer.on_chip else f"one run of {t.size}"
+        ax.text(x0, 0.25, f"{t.name}: {t.buffer.name} {t.shape}\n{what} elements", fontsize=8.5, va='bottom')
+    for p in range(sbuf_tensor.shape[0]):
+        ax.text(-0.3, -p - 0.5, f"partition {p}", ha='right', va='center', fontsize=8)
+    ax.text(gap, -1.6, "each cell: the element's flat storage address; colour: its first index", va='top',
+            fontsize=8)
+    ax.set_xlim(-4.6, gap + 0.2 + hbm_tensor.size); ax.set_ylim(-sbuf_tensor.shape[0] - 0.2, 2.3)
+    ax.set_aspect('equal'); ax.axis('off')
+    ax.set_title("Input: two tensors of one shape. Output: the flat storage address of each element",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
 
 # %% ../../nbs/sim/02_memory.ipynb #98347de2
 def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:

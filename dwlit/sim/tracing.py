@@ -117,7 +117,7 @@ def plot_trace(tr: Trace, ax=None, title=None, fontsize=8):
     programs = sorted({i.program_id for i in tr.instructions})
     if len(programs) > 1:                                      # the colour key, beside the axes
         ax.legend(handles=[mpatches.Patch(color=cmap(p % 10), label=f'program {p}') for p in programs[:10]],
-                  fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1))
+                  fontsize=7.5, loc='upper left', bbox_to_anchor=(1.01, 1))
     return ax
 
 # %% ../../nbs/sim/05_trace.ipynb #9987db9a
