@@ -6,6 +6,7 @@ Modules:
 - `dwlit.apps.networks`: Every depthwise layer of Mamba, the Conformer, a speech front end, MobileNetV2, ConvNeXt-T and EfficientNet-B0 put through the kernels and checked against XLA: what decides the programs in 1D and the time in 2D on trn1, trn2 and trn3, and the two kinds of real layer the kernels refuse, a long convolution and stride 2.
 - `dwlit.sim.nki1`: The first generation of NKI (`neuronxcc.nki`) returns a new tile from every instruction, writes with `t[...] = v`, computes with `a + b`, and lays tiles out with `nl.par_dim`; each becomes the current generation's instructions, so both generations run on one simulator.
 - `dwlit.sim.nki_index`: The first generation of NKI (`neuronxcc.nki`) indexes a tile with `nl.arange` and `nl.mgrid` expressions and limits an instruction with `mask=`; both become dwlit access patterns, so `t[i_p, 2 * i_f + 1]` is a view, never a copy.
+- `dwlit.sim.nki_isa`: The instructions public kernels use beyond the book's: `reciprocal`, `bn_stats` and `bn_aggr`, the selects, the Vector engine's accumulators, partition reductions, DMA transposes, identity matrices, registers and `nonzero_with_count`; each written as check, compute, record, in both generations' forms.
 - `dwlit.sim.nki_launch`: How a kernel of either generation is launched (`nki.jit` and its options, grids `kernel[a, b]`, the target NKI's simulator picks) and how every public name of NKI is either modelled or a stand-in that says it is not."""
 
 __version__ = "0.1.0"
