@@ -13,9 +13,10 @@ from ..sim.memory import Tensor as tensor
 
 dtype = _np.dtype           # current NKI's annotation type of a dtype argument (`dtype: nki.dtype = nl.bfloat16`)
 baremetal = jit             # the first generation's "compile and run on a NeuronDevice": here, the simulator runs it
+trace = jit                 # the first generation's older name of jit, which its own tests still use
 
 __all__ = ['language', 'isa', 'typing', 'compiler', 'collectives', 'jit', 'simulate', 'simulate_kernel', 'tensor', 'dtype',
-           'baremetal']
+           'baremetal', 'trace']
 
 
 def __getattr__(name):

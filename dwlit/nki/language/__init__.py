@@ -11,7 +11,7 @@ from ...sim.nki1 import (ndarray, zeros, ones, full, zeros_like, empty_like, loa
                          sum, max, min, prod, mean, negative)
 from ...sim.nki1 import atomic_rmw
 from ...sim.nki_index import arange, mgrid
-from ...sim.nki_isa import shared_identity_matrix, dynamic_range, fp32, finfo, static_cast, where
+from ...sim.nki_isa import shared_identity_matrix, dynamic_range, fp32, finfo, static_cast, where, bypass
 from ...sim.nki_launch import program_id, num_programs, program_ndim, nc, spmd_dim, nki_name as _nki_name
 
 __all__ = [n for n in dir() if not n.startswith('_')]
