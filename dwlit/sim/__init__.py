@@ -3,11 +3,12 @@
 Modules, from the bottom up: `checks` (errors and argument checks), `memory` (buffers, dtypes, targets, tensors,
 cores), `ap` (access patterns), `isa` (the instructions), `trace` (what a run issued), `language` (NKI's `nl`: the
 launcher, `@kernel`, SPMD programs), `replay` (a launch run again), and NKI's two generations as `dwlit.nki` serves them:
-`nki_index` (index expressions, masks, indices read at run time), `nki1` (the first generation's tile-returning forms),
-`nki_isa` (the wider instructions), `nki_launch` (grids, `nki.jit`, every public name). Other parts import from here, `from dwlit.sim
+`nki_index` (index expressions, masks), `nki_dynamic` (indices read at run time), `nki1` (the first generation's
+tile-returning forms), `nki_tiles` (nl's tile functions, tiles as values), `nki_isa` and `nki_isa2` (the wider
+instructions), `nki_launch` (grids, `nki.jit`, every public name). Other parts import from here, `from dwlit.sim
 import ...`, never from a module of it, so that the inside of the simulator can change without touching them."""
 from . import checks, memory, ap, isa, tracing, language, replay  # noqa: F401
-from . import nki_index, nki1, nki_isa, nki_launch  # noqa: F401  (NKI's two generations, appendix 34b-34e: loaded with the rest)
+from . import nki_index, nki_dynamic, nki1, nki_tiles, nki_isa, nki_isa2, nki_launch  # noqa: F401  (NKI's two generations, appendix 34b-34h)
 from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError,
                      PADDING_FORM, MAX_HBM_BYTES, MAX_INSTRUCTIONS, MAX_PROGRAMS, check_bool, check_choice, check_int,
                      check_ints, check_number, check_padding, check_shape, check_unit, errors_from, shown)
