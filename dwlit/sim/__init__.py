@@ -19,3 +19,4 @@ from .ap import View, touch_counts
 from .isa import ENGINES, PE_ARRAY
 from .tracing import trace, Trace, Instruction, Access, plot_trace
 from .language import KernelFunction, Launch, kernel, simulate_kernel
+from .nki_launch import coverage_table

@@ -11,7 +11,7 @@ from ...sim.nki_isa import (reciprocal_ as reciprocal, bn_stats_ as bn_stats, bn
 from ...sim.nki_isa2 import (tensor_partition_reduce_ as tensor_partition_reduce, dma_transpose_ as dma_transpose,
                              nonzero_with_count, register_alloc, register_load, register_move, register_store, VirtualRegister,
                              nc_stream_shuffle, max8_ as max8, nc_find_index8_ as nc_find_index8, activate2,
-                             tensor_copy_dynamic_src, tensor_copy_dynamic_dst)
+                             tensor_copy_dynamic_src, tensor_copy_dynamic_dst, fp32)
 from ...sim.nki_launch import nki_name as _nki_name
 from . import constants
 

@@ -11,7 +11,8 @@ from ...sim.nki_tiles import (ndarray, zeros, ones, full, zeros_like, empty_like
                          sum, max, min, prod, mean, negative)
 from ...sim.nki_tiles import atomic_rmw
 from ...sim.nki_index import arange, mgrid
-from ...sim.nki_isa2 import shared_identity_matrix, dynamic_range, fp32, finfo, static_cast, where, bypass
+from ...sim.nki_isa2 import (shared_identity_matrix, dynamic_range, fp32, finfo, static_cast, where, bypass, var, softmax,
+                             expand_dims, no_reorder)
 from ...sim.nki_launch import program_id, num_programs, program_ndim, nc, spmd_dim, nki_name as _nki_name
 
 __all__ = [n for n in dir() if not n.startswith('_')]
