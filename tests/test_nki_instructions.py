@@ -258,3 +258,51 @@ def test_promotion_follows_the_reference_rules(a, b):
         for d in (da, db):
             fp, fd = ml_dtypes.finfo(p), ml_dtypes.finfo(d)
             assert float(fp.max) >= float(fd.max) and fp.nmant >= fd.nmant
+
+
+@settings(**SETTINGS)
+@given(P=parts, F=frees, seed=st.integers(0, 99), scale=st.floats(0.1, 2.0))
+def test_activation_row_sums(P, F, seed, scale):
+    x = arrays(P, F, -2, 2, seed)
+    with core():
+        e, s = nl.ndarray((P, F), nl.float32), nl.ndarray((P, 1), nl.float32)
+        nisa.activation(e, nl.exp, sbuf(x), scale=scale, reduce_op=nl.add, reduce_res=s, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        want = np.exp(x.astype(np.float64) * np.float32(scale))
+        np.testing.assert_allclose(e.numpy(), want, rtol=1e-5)
+        np.testing.assert_allclose(s.numpy()[:, 0], want.sum(1), rtol=1e-5)
+        s2 = nl.ndarray((P, 1), nl.float32)
+        e2 = nisa.activation_reduce(np.exp, sbuf(x), reduce_op=np.add, reduce_res=s2, scale=scale)    # first generation
+        np.testing.assert_array_equal(s2.numpy(), s.numpy()); np.testing.assert_array_equal(e2.numpy(), e.numpy())
+        with pytest.raises(NotModelledError, match="models its reduction as reduce_op=nl.add"):
+            nisa.activation(e, nl.exp, sbuf(x), reduce_op=nl.add, reduce_res=s, reduce_cmd=nisa.reduce_cmd.reduce)
+
+
+@settings(**SETTINGS)
+@given(v=st.integers(0, 50), w=st.integers(0, 9))
+def test_registers_and_dynamic_ranges(v, w):
+    with core():
+        r = nisa.register_alloc()
+        with pytest.raises(SimulatorError, match="read before anything was put in it"):
+            list(nl.dynamic_range(r))
+        nisa.register_load(r, sbuf(np.array([[v]]), np.int32))
+        assert list(nl.dynamic_range(r)) == list(range(v))
+        q = nisa.register_alloc(w); nisa.register_move(r, q)
+        assert list(nl.dynamic_range(1, r, 2)) == list(range(1, w, 2))
+        t = nl.ndarray((1, 1), nl.int32); nisa.register_store(t, r)
+        assert t.numpy()[0, 0] == w
+
+
+@settings(**SETTINGS)
+@given(P=parts, F=frees, seed=st.integers(0, 99))
+def test_where_var_softmax_expand_dims(P, F, seed):
+    rng = np.random.default_rng(seed)
+    x, y = arrays(P, F, seed=seed), arrays(P, F, seed=seed + 1)
+    cond = rng.integers(0, 2, (P, F)).astype(np.uint8)
+    with core():
+        np.testing.assert_array_equal(nl.where(sbuf(cond, np.uint8), sbuf(x), sbuf(y)).numpy(), np.where(cond, x, y))
+        np.testing.assert_array_equal(nl.where(nl.less(sbuf(x), sbuf(y)), sbuf(x), 0.5).numpy(), np.where(x < y, x, 0.5))
+        np.testing.assert_allclose(nl.var(sbuf(x), axis=1).numpy(), x.astype(np.float64).var(1), rtol=1e-4, atol=1e-5)
+        e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+        np.testing.assert_allclose(nl.softmax(sbuf(x)).numpy(), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+        v = nl.expand_dims(sbuf(x), 1)
+        assert v.shape == (P, 1, F) and np.array_equal(v.numpy()[:, 0], x)
