@@ -321,7 +321,7 @@ def test_activation_refuses_what_it_does_not_model():
         d, y = sbuf_from(np.ones((2, 3))), nl.ndarray((2, 3), nl.float32, buffer=nl.sbuf)
         with pytest.raises(SimulatorError, match="op must be one of nl.copy, nl.exp"):
             nisa.activation(y, nl.add, d)
-        with pytest.raises(NotModelledError, match="reduce_op, reduce_res and reduce_cmd"):
+        with pytest.raises(NotModelledError, match="models its reduction as reduce_op=nl.add into reduce_res with reduce_cmd=reset_reduce"):
             nisa.activation(y, nl.exp, d, reduce_op=nl.add, reduce_res=nl.ndarray((2, 1), nl.float32, buffer=nl.sbuf))
         with pytest.raises(SimulatorError, match=r"bias must be a number or a \(2, 1\) tile"):
             nisa.activation(y, nl.exp, d, bias=sbuf_from(np.ones((2, 3))))
