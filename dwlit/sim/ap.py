@@ -34,16 +34,23 @@ class View:
         return index_view(self, index)
 
     def ap(self, pattern, offset=None, dtype=None):
-        "The tensor's storage through `pattern` from `offset` (None: this view's own offset); this view's pattern is not used."
-        if offset is None and dtype is not None and self.offset:
-            raise NotModelledError(f"{self!r}.ap(..., dtype={dtype}) without an offset: give the offset in {dtype} "
-                                   f"elements explicitly")
-        return self.tensor.ap(pattern, self.offset if offset is None else offset, dtype)
+        "The tensor's storage through `pattern`, from this view's offset plus `offset` (NKI's rule); this view's pattern is not used."
+        extra = 0 if offset is None else _int_or_none(offset)
+        if extra is None:
+            raise AccessPatternError(f"{self!r}.ap: offset must be an integer (elements past the view's own offset), "
+                                     f"got offset={shown(offset)}")
+        base = self.offset
+        if dtype is not None:                                  # the view's start, counted in elements of the new dtype
+            size, start = self.tensor.ap([[1, 1]], 0, dtype).dtype.itemsize, self.offset * self.dtype.itemsize
+            if start % size:
+                raise AccessPatternError(f"{self!r}.ap(..., dtype={dtype}): the view starts at byte {start:,}, which is "
+                                         f"not a whole number of {size}-byte elements")
+            base = start // size
+        return self.tensor.ap(pattern, base + extra, dtype)
 
     def reshape(self, shape):
-        "Not modelled: reshape the tensor itself (`t.reshape(shape)`), then slice."
-        raise NotModelledError(f"{self!r}.reshape({shape}): dwlit reshapes whole tensors only; use "
-                               f"{self.tensor.name}.reshape(...) and slice the result")
+        "The same elements in `shape`, in row-major order: a view, if this view's layout allows it without a copy."
+        return reshape_view(self, shape)
 
     def numpy(self) -> np.ndarray:
         "A copy of the elements the view shows, in its shape."
@@ -69,7 +76,7 @@ def nki_method_error(obj, name):
     "The error for attribute `name` a tensor or view lacks: NotModelledError if it is one of NKI's view methods."
     if name not in NKI_VIEW_METHODS: return AttributeError(name)
     return NotModelledError(f"{name}() of an NkiTensor is part of NKI, but dwlit does not model it; a dwlit tensor or "
-                            f"view has [...] indexing, .ap(pattern, offset, dtype), .reshape(shape) (whole tensors), "
+                            f"view has [...] indexing, .ap(pattern, offset, dtype), .reshape(shape), "
                             f".shape, .dtype and .buffer")
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #9a483e24
@@ -270,14 +277,26 @@ def full_view(t) -> View:
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #02d8c90c
 def reshape_view(t, shape) -> View:
-    "Tensor `t` seen in `shape`: the same elements in row-major order (on chip the partition dimension is kept)."
+    "Tensor or view `t` seen in `shape`: the same elements in row-major order (on chip the partition dimension is kept)."
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    what = _Named(t)
     if not all(_int_or_none(n) is not None and n >= 1 for n in shape):
-        raise AccessPatternError(f"reshape of tensor {t.name!r}: shape must be integers >= 1, got {shown(shape)}")
+        raise AccessPatternError(f"reshape of {what}: shape must be integers >= 1, got {shown(shape)}")
     if math.prod(shape) != math.prod(t.shape) or (t.buffer.on_chip and shape[0] != t.shape[0]):
         keep = f" and keep the partition dimension {t.shape[0]}" if t.buffer.on_chip else ''
-        raise AccessPatternError(f"reshape of tensor {t.name!r} {t.shape} to {shape}: a reshape must keep the "
-                                 f"{math.prod(t.shape):,} elements{keep}")
+        raise AccessPatternError(f"reshape of {what} to {shape}: a reshape must keep the {math.prod(t.shape):,} "
+                                 f"elements{keep}")
+    if isinstance(t, View): return _reshape_strided(t, tuple(map(int, shape)))
     steps, step = [], 1
     for n in reversed(shape): steps.append(step); step *= n
     return make_view(t, [[s, n] for s, n in zip(steps[::-1], shape)], 0)
+
+def _reshape_strided(v: View, shape) -> View:
+    "View `v` in `shape` if its layout shows those elements without a copy (NumPy decides), else the reference's refusal."
+    a = v.array.view()
+    try: a.shape = shape                      # NumPy's rule: only when every new axis is a whole number of strides
+    except AttributeError:
+        raise AccessPatternError(f"reshape of {v!r} to {shape}: its layout cannot show these elements in that shape "
+                                 f"without a copy (NKI refuses it too, e.g. after a strided slice); copy it first") from None
+    isz = v.dtype.itemsize
+    return make_view(v.tensor, [[st // isz if n > 1 else 0, n] for st, n in zip(a.strides, a.shape)], v.offset)

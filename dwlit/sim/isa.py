@@ -181,12 +181,12 @@ def as_fp32(a: np.ndarray) -> np.ndarray:
 
 def write_values(dst: View, values: np.ndarray):
     "Store `values` (dst's elements per partition, in row-major order) into `dst`, rounded to its dtype."
-    if dst.dtype.itemsize == 1: _check_narrow(dst, values)
+    if dst.dtype.itemsize == 1 or dst.dtype.kind in 'iub': _check_narrow(dst, values)
     dst.array[...] = values.reshape(dst.shape)
 
 def fill(dst: View, value):
-    "Every element of `dst` = `value`, rounded through fp32 to dst's dtype."
-    dst.array[...] = np.float32(value)
+    "Every element of `dst` = `value`, rounded through fp32 to dst's dtype (an integer dtype: exactly, checked first)."
+    dst.array[...] = value if dst.dtype.kind in 'iub' else np.float32(value)
 
 def copy_values(src: View, dst: View, add=False):
     "dst = src element by element in row-major order (dst + src in fp32 if `add`), rounded to dst's dtype."
@@ -195,12 +195,13 @@ def copy_values(src: View, dst: View, add=False):
     write_values(dst, values if src.dtype == dst.dtype else as_fp32(values))
 
 def _check_narrow(dst: View, values: np.ndarray):
-    "Refuse a conversion into an 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
+    "Refuse a conversion into an integer or 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
     v = np.asarray(values, np.float64)
-    if dst.dtype.kind in 'iu':
-        info, ok = np.iinfo(dst.dtype), np.isfinite(v).all() and (v == np.round(v)).all()
-        if not ok or v.min(initial=0) < info.min or v.max(initial=0) > info.max:
-            raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): only whole numbers in [{info.min}, {info.max}] "
+    if dst.dtype.kind in 'iub':
+        lo, hi = (0, 1) if dst.dtype.kind == 'b' else (np.iinfo(dst.dtype).min, np.iinfo(dst.dtype).max)
+        ok = np.isfinite(v).all() and (v == np.round(v)).all()
+        if not ok or v.min(initial=0) < lo or v.max(initial=0) > hi:
+            raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): only whole numbers in [{lo}, {hi}] "
                                    f"convert exactly; dwlit does not model rounding or saturating into {dst.dtype.name}")
     elif np.abs(v[np.isfinite(v)]).max(initial=0) > float(ml_dtypes.finfo(dst.dtype).max):
         raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): a value beyond its largest finite number "
@@ -282,7 +283,8 @@ def memset(dst, value, engine=None, name=None):
     with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
-    if dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))   # int8, uint8, fp8: exact, or refused
+    if dst.dtype.kind in 'iub': _check_narrow(dst, np.float64(value))  # an integer: exactly, or refused
+    elif dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))  # fp8: in range, or refused
     fill(dst, value)
     record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
@@ -413,7 +415,7 @@ def tensor_copy(dst, src, engine=None, name=None):
         raise SimulatorError("tensor_copy: not on the Scalar engine on trn1 (NeuronCore-v2), the ISA reference says; use "
                              "nisa.activation(op=nl.copy) there, or engine=nisa.engine.vector")
     _distinct('tensor_copy', dst)
-    write_values(dst, as_fp32(src.array).copy())
+    write_values(dst, src.array.copy() if src.dtype == dst.dtype else as_fp32(src.array).copy())   # the reference's two modes
     record('tensor_copy', where, dst, (src,), dst.partitions, src.free_size, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #ec6d2e02
@@ -442,6 +444,9 @@ def dve_transpose(dst, data, perm=None):
     _on_chip('dve_transpose', dst=dst, data=data)
     _alike('dve_transpose', dst=dst, data=data)
     free = tuple(range(1, data.array.ndim))
+    if len(free) < 2:
+        raise SimulatorError(f"dve_transpose: data {data!r} has one free axis, so there is nothing to permute (it never "
+                             f"moves data between partitions); NKI transposes a 2-D tile with nisa.nc_transpose or nisa.dma_transpose")
     perm = free[::-1] if perm is None else check_ints(perm, 'perm')
     if sorted(perm) != list(free):
         raise SimulatorError(f"dve_transpose: perm must be a permutation of the free axes {free}, got perm={shown(perm)}")
@@ -521,8 +526,9 @@ def _in_range(f: Fn, x: np.ndarray):
     "Refuse inputs outside the range the Scalar engine computes `f` correctly on (reciprocal: in magnitude)."
     lo, hi = f.valid
     v = np.abs(x) if f.name == 'reciprocal' else x
-    if v.size and not ((v >= lo) & (v <= hi)).all():
-        bad = x.flat[np.flatnonzero(~((v >= lo) & (v <= hi)))[0]]
+    ok = (v >= lo) & (v <= hi) | np.isnan(v)          # NaN: an element never written, which stays NaN (a masked lane)
+    if v.size and not ok.all():
+        bad = x.flat[np.flatnonzero(~ok)[0]]
         raise SimulatorError(f"activation: nl.{f.name} is valid for inputs in {'±' if f.name == 'reciprocal' else ''}"
                              f"[{lo:g}, {hi:g}] (the ISA reference's table), got {bad:g} (data * scale + bias)")
 

@@ -190,7 +190,7 @@ def is_sbuf(buffer) -> bool: return buffer is sbuf
 
 # %% ../../nbs/sim/06_programs.ipynb #1b7ad21a
 from .memory import (ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, float16, bfloat16, float8_e4m3,  # noqa: F811
-                          float8_e5m2, float8_e4m3fn, int8, uint8)
+                          float8_e5m2, float8_e4m3fn, int8, uint8, int16, uint16, int32, uint32, bool_)
 _ACT_NAMES = ('copy exp log tanh sigmoid relu silu gelu_apprx_tanh square sqrt rsqrt reciprocal abs sin softplus gelu erf '
               'sign arctan mish').split()
 (copy, exp, log, tanh, sigmoid, relu, silu, gelu_apprx_tanh, square, sqrt, rsqrt, reciprocal, abs, sin, softplus, gelu, erf,
@@ -203,7 +203,7 @@ _NKI_NL = ('load_transpose2d matmul transpose empty_like rand gather_flattened n
            'prod all var where invert bitwise_and bitwise_or '
            'bitwise_xor left_shift right_shift logical_and logical_or logical_xor logical_not abs_max abs_min fmod mod '
            'average prelu bypass expand_dims device_print dynamic_range fori_loop while_loop MemoryRegion DType '
-           'int16 int32 uint16 uint32 tfloat32 bool_ float8_e5m2_x4 float8_e4m3fn_x4 float4_e2m1fn_x4 float8_e8m0fnu').split()
+           'tfloat32 float8_e5m2_x4 float8_e4m3fn_x4 float4_e2m1fn_x4 float8_e8m0fnu').split()
 _INSTEAD = {'matmul': 'nisa.nc_matmul', 'transpose': 'nisa.nc_transpose'}
 NL_MODELLED = ('ndarray', 'zeros', 'ones', 'full', 'zeros_like', 'ds', 'load', 'store', 'sum', 'max', 'min', 'broadcast_to',
                'NKIObject', 'NkiTensor', 'sbuf', 'psum', 'hbm', 'private_hbm', 'shared_hbm', 'is_hbm', 'is_on_chip',

@@ -51,8 +51,8 @@ class Launch:
 
 # %% ../../nbs/sim/33_launch.ipynb #68b54b14
 def is_tensor_data(x) -> bool:
-    "True for what the launcher puts into HBM: a NumPy array of floats (or of a modelled dtype) with at least one axis."
-    return isinstance(x, np.ndarray) and x.ndim > 0 and (x.dtype.kind == 'f' or x.dtype in DTYPES.values())
+    "True for what the launcher puts into HBM: a NumPy array with at least one axis (a dtype HBM cannot hold is refused there)."
+    return isinstance(x, np.ndarray) and x.ndim > 0
 
 # %% ../../nbs/sim/33_launch.ipynb #be038b23
 def _place(sig, args, kwargs, name) -> tuple:

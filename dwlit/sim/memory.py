@@ -18,8 +18,9 @@ from .ap import make_view, index_view, reshape_view, nki_method_error
 
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
-           'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'KERNEL_DTYPES', 'DTYPES', 'draw_memories', 'Buffer',
-           'as_dtype', 'kernel_dtype', 'Tensor', 'unset', 'ndarray', 'draw_layout', 'hbm_tensor', 'check_tensor']
+           'float8_e5m2', 'float8_e4m3fn', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32', 'bool_',
+           'KERNEL_DTYPES', 'DTYPES', 'draw_memories', 'Buffer', 'as_dtype', 'kernel_dtype', 'Tensor', 'unset',
+           'ndarray', 'draw_layout', 'hbm_tensor', 'check_tensor']
 
 # %% ../../nbs/sim/02_memory.ipynb #76206302
 def draw_memories(target='trn1'):
@@ -59,9 +60,12 @@ float32, float16, bfloat16 = np.dtype(np.float32), np.dtype(np.float16), np.dtyp
 float8_e4m3, float8_e5m2, float8_e4m3fn = (np.dtype(ml_dtypes.float8_e4m3), np.dtype(ml_dtypes.float8_e5m2),
                                            np.dtype(ml_dtypes.float8_e4m3fn))      # storage types
 int8, uint8 = np.dtype(np.int8), np.dtype(np.uint8)
+int16, uint16, int32, uint32 = np.dtype(np.int16), np.dtype(np.uint16), np.dtype(np.int32), np.dtype(np.uint32)
+bool_ = np.dtype(np.bool_)                                                       # NKI: "boolean stored as uint8"
 KERNEL_DTYPES = {'float32': float32, 'float16': float16, 'bfloat16': bfloat16}     # what the book's kernels compute in
 DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m2, 'float8_e4m3fn': float8_e4m3fn,
-          'int8': int8, 'uint8': uint8}                                          # what a tensor can hold
+          'int8': int8, 'uint8': uint8, 'int16': int16, 'uint16': uint16, 'int32': int32, 'uint32': uint32,
+          'bool_': bool_}                                                        # what a tensor can hold
 
 # %% ../../nbs/sim/02_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
@@ -167,7 +171,7 @@ def _check_request(shape, buffer, name, core) -> tuple:
 # %% ../../nbs/sim/02_memory.ipynb #b997d0c5
 def unset(n: int, dtype) -> np.ndarray:
     "Storage for `n` elements not yet written: NaN, or 0 for an integer dtype (it has no NaN)."
-    return np.full(n, 0 if np.dtype(dtype).kind in 'iu' else np.nan, dtype)
+    return np.full(n, 0 if np.dtype(dtype).kind in 'iub' else np.nan, dtype)
 
 # %% ../../nbs/sim/02_memory.ipynb #9316a95a
 def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
