@@ -41,7 +41,8 @@ def reference_array(x, arg: str, names: tuple, grown=(0, 0, 0, 0), dilation=(1, 
         raise SimulatorError(f"{arg}.shape must be {form}, every axis >= 1, got {arg}.shape={x.shape}")
     size = math.prod((d - 1) * s + 1 + g for d, g, s in zip(x.shape, grown, dilation))
     if size * 8 > MAX_HBM_BYTES:
-        raise SimulatorError(f"{arg} of shape {x.shape}, padded and dilated, would hold {size:,} float64 values, more than "
+        raise SimulatorError(f"{arg} of shape {x.shape}, with padding {tuple(grown)} and dilation {tuple(dilation)} per axis, "
+                             f"would hold {size:,} float64 values, more than "
                              f"the {MAX_HBM_BYTES:,} B (MAX_HBM_BYTES) one array may take")
     return x.astype(np.float64)
 

@@ -230,6 +230,11 @@ def _basic(index, ndim, what) -> tuple:
     return items + (slice(None),) * (ndim - len(items))
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #f9d7cf88
+def _slice_fits(i: slice, n: int) -> bool:
+    "True if the bounds slice `i` gives lie within an axis of length `n` (-n..n, and a backward start below n)."
+    fits = all(b is None or -n <= b <= n for b in (i.start, i.stop))
+    return fits and not ((i.step or 1) < 0 and i.start is not None and i.start >= n)
+
 def index_view(x, index) -> View:
     "The view `x[index]` of a tensor or a view (basic indexing), with NKI's rule for integers on chip."
     tensor = getattr(x, 'tensor', x)
@@ -243,6 +248,9 @@ def index_view(x, index) -> View:
                 raise SimulatorTypeError(f"{what}: axis {ax}: a slice takes integers and a step other than 0, got {i!r}") from None
             m = len(range(a, b, st))
             if m == 0: raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} selects nothing")
+            if not _slice_fits(i, n):                              # NumPy would cut the slice short; NKI does not
+                raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} reaches past its end (nl.ds(start, size) "
+                                         f"needs start + size <= {n}); dwlit does not cut a slice short")
             pairs.append([step * st, m]); offset += a * step
             continue
         j = operator.index(i)

@@ -11,9 +11,9 @@ import numpy as np
 import ml_dtypes
 
 # %% auto #0
-__all__ = ['PADDING_FORM', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError', 'NotModelledError',
-           'Unmodelled', 'refuse_unmodelled', 'shown', 'errors_from', 'check_int', 'check_ints', 'check_number',
-           'check_choice', 'check_bool', 'check_shape', 'check_padding', 'check_unit']
+__all__ = ['MAX_ITEMS', 'PADDING_FORM', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError',
+           'NotModelledError', 'Unmodelled', 'refuse_unmodelled', 'shown', 'errors_from', 'check_int', 'check_ints',
+           'check_number', 'check_choice', 'check_bool', 'check_shape', 'check_padding', 'check_unit']
 
 # %% ../../nbs/sim/30_checks.ipynb #97fcc2d1
 class SimulatorError(ValueError):
@@ -91,12 +91,19 @@ def check_int(value, arg: str, # the argument's name, for the message
     return v
 
 # %% ../../nbs/sim/30_checks.ipynb #71a2f44d
-def _sequence(value, arg):
-    "The items of an ordered sequence; sets, dicts, strings and one-shot iterators are refused."
+MAX_ITEMS = 1 << 16      # the most items a sequence argument may have: counted before any is listed
+
+def _sequence(value, arg, length=None):
+    "The items of an ordered sequence, its length checked before they are listed; sets, dicts, strings and one-shot iterators are refused."
     if isinstance(value, np.ndarray) and value.ndim != 1:
         raise SimulatorTypeError(f"{arg} must be a 1-D sequence, got {shown(value)}")
     if isinstance(value, (set, frozenset, dict, str, bytes)) or not hasattr(value, '__len__'):
         raise SimulatorTypeError(f"{arg} must be an ordered sequence (a tuple or a list), got {arg}={shown(value)}")
+    try: n = len(value)
+    except OverflowError: n = math.inf                     # range(10**20): longer than an index can say
+    if length is not None and n != length:
+        raise SimulatorError(f"{arg} must have {length} items, got {'more than 2**63' if n == math.inf else n}: {arg}={shown(value)}")
+    if n > MAX_ITEMS: raise SimulatorError(f"{arg} has {shown(n)} items, more than the {MAX_ITEMS:,} dwlit takes: {arg}={shown(value)}")
     return list(value)
 
 # %% ../../nbs/sim/30_checks.ipynb #b1e9c631
@@ -106,9 +113,7 @@ def check_ints(value, arg: str, # the argument's name, for the message
                names=None # a name for each item, e.g. ('W_padding_l', 'W_padding_r')
               ) -> tuple:
     "An ordered sequence of integers as a tuple of Python ints, each checked like `check_int`."
-    items = _sequence(value, arg)
-    if length is not None and len(items) != length:
-        raise SimulatorError(f"{arg} must have {length} integers, got {len(items)}: {arg}={shown(value)}")
+    items = _sequence(value, arg, length)
     if not names: return tuple(check_int(v, f"{arg}[{i}]", minimum, maximum) for i, v in enumerate(items))
     with errors_from(arg): return tuple(check_int(v, n, minimum, maximum) for n, v in zip(names, items))
 

@@ -8,8 +8,8 @@ Docs: https://dwlit.github.io/dwlit/sim/cores.html.md"""
 # %% ../../nbs/sim/32_cores.ipynb #4dc27bb3
 from __future__ import annotations
 import contextlib, weakref
-from .checks import AllocationError
-from .target import get_target, MAX_HBM_BYTES
+from .checks import AllocationError, check_int
+from .target import get_target, MAX_HBM_BYTES, MAX_PROGRAMS
 
 # %% auto #0
 __all__ = ['Allocator', 'NeuronCore', 'current_core', 'use_core', 'reset_default_core']
@@ -50,6 +50,8 @@ class NeuronCore:
     "One simulated NeuronCore: its SBUF and PSUM, the HBM it sees, and the program it runs."
     def __init__(self, target=None, program_id=0, num_programs=1, launch=None, hbm=None):
         self.target = get_target(target)
+        num_programs = check_int(num_programs, 'num_programs', minimum=1, maximum=MAX_PROGRAMS)
+        program_id = check_int(program_id, 'program_id', minimum=0, maximum=num_programs - 1)
         self.sbuf = Allocator('SBUF', self.target.sbuf_partition_bytes)
         self.psum = Allocator('PSUM', self.target.psum_partition_bytes)
         self.hbm = hbm or Allocator('HBM', MAX_HBM_BYTES, 'B')

@@ -13,7 +13,7 @@ import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints,
                               check_number, check_bool, errors_from, shown, Unmodelled, refuse_unmodelled)
 from .target import MAX_FREE_ELEMENTS, PSUM_BANKS, PSUM_BANK_BYTES, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
-from .memory import Tensor, ndarray, psum, sbuf, float32, bfloat16
+from .memory import Tensor, ndarray, psum, sbuf, float32, float16, bfloat16
 from .core import current_core
 from .ap import View, full_view
 
@@ -181,7 +181,7 @@ def as_fp32(a: np.ndarray) -> np.ndarray:
 
 def write_values(dst: View, values: np.ndarray):
     "Store `values` (dst's elements per partition, in row-major order) into `dst`, rounded to its dtype."
-    if dst.dtype.itemsize == 1 or dst.dtype.kind in 'iub': _check_narrow(dst, values)
+    if dst.dtype.itemsize == 1 or dst.dtype.kind in 'iub' or dst.dtype == float16: _check_narrow(dst, values)
     dst.array[...] = values.reshape(dst.shape)
 
 def fill(dst: View, value):
@@ -195,7 +195,7 @@ def copy_values(src: View, dst: View, add=False):
     write_values(dst, values if src.dtype == dst.dtype else as_fp32(values))
 
 def _check_narrow(dst: View, values: np.ndarray):
-    "Refuse a conversion into an integer or 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
+    "Refuse a conversion into an integer, fp16 or 8-bit dtype whose result the reference does not pin down (rounding, overflow)."
     v = np.asarray(values, np.float64)
     if dst.dtype.kind in 'iub':
         lo, hi = (0, 1) if dst.dtype.kind == 'b' else (np.iinfo(dst.dtype).min, np.iinfo(dst.dtype).max)
@@ -205,7 +205,7 @@ def _check_narrow(dst: View, values: np.ndarray):
                                    f"convert exactly; dwlit does not model rounding or saturating into {dst.dtype.name}")
     elif np.abs(v[np.isfinite(v)]).max(initial=0) > float(ml_dtypes.finfo(dst.dtype).max):
         raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): a value beyond its largest finite number "
-                               f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model fp8 overflow")
+                               f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model overflow into {dst.dtype.name}")
 
 def elementwise(ufunc, a: View, b: View, dst: View):
     "dst = ufunc(a, b) element by element in fp32, elements matched in row-major order within each partition."
@@ -284,7 +284,7 @@ def memset(dst, value, engine=None, name=None):
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
     if dst.dtype.kind in 'iub': _check_narrow(dst, np.float64(value))  # an integer: exactly, or refused
-    elif dst.dtype.itemsize == 1: _check_narrow(dst, np.float32(value))  # fp8: in range, or refused
+    elif dst.dtype.itemsize == 1 or dst.dtype == float16: _check_narrow(dst, np.float32(value))  # fp8, fp16: in range, or refused
     fill(dst, value)
     record('memset', where, dst, (), dst.partitions, dst.free_size, value=value, name=name)
 
@@ -585,8 +585,9 @@ def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     if dst.buffer is not sbuf: raise SimulatorError(f"iota: dst {dst!r} must be in SBUF, got {dst.buffer.name}")
     if not isinstance(pattern, (list, tuple)) or not 1 <= len(pattern) <= 4:
         raise SimulatorError(f"iota: pattern must be a list of 1 to 4 [step, num] pairs, got pattern={shown(pattern)}")
-    pairs = [check_ints(p, f"pattern[{k}]", length=2) for k, p in enumerate(pattern)]
-    offset, mult = check_int(offset, 'offset'), check_int(channel_multiplier, 'channel_multiplier')
+    i32 = dict(minimum=-2**31, maximum=2**31 - 1)                      # it computes in int32
+    pairs = [check_ints(p, f"pattern[{k}]", length=2, **i32) for k, p in enumerate(pattern)]
+    offset, mult = check_int(offset, 'offset', **i32), check_int(channel_multiplier, 'channel_multiplier', **i32)
     if any(n < 1 for _, n in pairs) or math.prod(n for _, n in pairs) != dst.free_size:
         raise SimulatorError(f"iota: the pattern's nums must be >= 1 and multiply to dst's {dst.free_size:,} elements per "
                              f"partition, got pattern={shown(pattern)}")

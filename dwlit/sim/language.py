@@ -8,11 +8,11 @@ Docs: https://dwlit.github.io/dwlit/sim/programs.html.md"""
 from __future__ import annotations
 import difflib
 import numpy as np
-from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, shown,
+from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_bool, check_int, check_ints, shown,
                               Unmodelled)
 from .target import get_target, PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BANK_FP32, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
 from .core import current_core
-from .memory import Tensor, ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, DTYPES
+from .memory import Tensor, ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, DTYPES, as_dtype
 from .isa import (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
                            greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy, nc_matmul, dma_copy,
                            _not_modelled)
@@ -106,6 +106,7 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=None) -> Tensor:
 def zeros(shape, dtype, buffer=sbuf, name=None): return full(shape, 0.0, dtype, buffer, name or 'zeros')
 def ones(shape, dtype, buffer=sbuf, name=None): return full(shape, 1.0, dtype, buffer, name or 'ones')
 def zeros_like(x, dtype=None, buffer=None, name=None):
+    x = _tile(x, 'x', 'nl.zeros_like')
     return full(x.shape, 0.0, dtype or x.dtype, buffer or x.buffer, name or 'zeros')
 
 def ds(start, size) -> slice:
@@ -133,9 +134,17 @@ def store(dst, value):
     dma_copy(d, v)
 
 # %% ../../nbs/sim/06_programs.ipynb #33b869ba
+def _tile(x, arg, who) -> Tensor:
+    "`x` if it is a tensor or a view of one, else an error naming `arg`."
+    if isinstance(getattr(x, 'tensor', x), Tensor): return x
+    raise SimulatorTypeError(f"{who}: {arg} must be a tile (a tensor or a view of one), got {arg}={shown(x)}")
+
 def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):
     "A new SBUF tile: `x` reduced over its free axes `axis` with `op` (one tensor_reduce)."
+    x, keepdims = _tile(x, 'x', f"nl.{name}"), check_bool(keepdims, 'keepdims')
+    dtype = None if dtype is None else as_dtype(dtype, allowed=DTYPES)
     axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
+    if not axes: raise SimulatorError(f"nl.{name}: axis must name at least one free axis, got axis={shown(axis)}")
     nd = len(x.shape)
     axes = tuple(sorted(a % nd for a in axes)) if all(-nd <= a < nd for a in axes) else axes
     if 0 in axes:
@@ -153,6 +162,7 @@ def min(x, axis, dtype=None, keepdims=False): return _reduce_tile(minimum, x, ax
 
 def broadcast_to(x, shape, name=None) -> Tensor:
     "A new SBUF tile of `shape` repeating the size-1 free axes of tile `x` (one tensor_copy from a step-0 view)."
+    x = _tile(x, 'x', 'nl.broadcast_to')
     shape = check_ints(shape, 'shape', length=len(x.shape), minimum=1)
     if len(shape) == 2 and x.shape[0] == 1 and shape[0] > 1 and x.shape[1] == shape[1]:
         return _across_partitions(x, shape, name)

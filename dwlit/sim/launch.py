@@ -12,15 +12,15 @@ import functools, inspect
 from collections import Counter
 from dataclasses import dataclass
 import numpy as np
-from .checks import SimulatorError, SimulatorTypeError, check_int, shown
+from .checks import SimulatorError, SimulatorTypeError, check_bool, check_int, shown
 from .target import Target, get_target, MAX_HBM_BYTES, MAX_PROGRAMS, MAX_INSTRUCTIONS
 from .core import Allocator, NeuronCore, current_core, use_core
 from .memory import Tensor, DTYPES, hbm_tensor, shared_hbm, unset
 from .ap import View
 
 # %% auto #0
-__all__ = ['SIMULATE', 'EXECUTORS', 'jit', 'Launch', 'is_tensor_data', 'Job', 'to_numpy', 'Executor', 'executor_for',
-           'simulate_kernel', 'KernelFunction', 'kernel']
+__all__ = ['SIMULATE', 'EXECUTORS', 'Launch', 'is_tensor_data', 'Job', 'to_numpy', 'Executor', 'executor_for', 'simulate_kernel',
+           'KernelFunction', 'kernel']
 
 # %% ../../nbs/sim/33_launch.ipynb #8f815a6a
 class Launch:
@@ -177,9 +177,10 @@ class KernelFunction:
     def __repr__(self): return f"<kernel {self.__name__}>"
 
 # %% ../../nbs/sim/33_launch.ipynb #6c26c009
-def kernel(func=None, platform_target=None, replay=False, **options) -> KernelFunction:
+def kernel(func=None, platform_target=None, replay=False) -> KernelFunction:
     "Decorator: make `func` a kernel; `platform_target='trn2'` picks its target, `replay=True` lets a launch run again."
-    if func is None: return lambda f: KernelFunction(f, platform_target, replay)
+    if platform_target is not None: get_target(platform_target)               # a bad name is refused here, not at the call
+    replay = check_bool(replay, 'replay')
+    if func is None: return lambda f: kernel(f, platform_target, replay)
+    if not callable(func): raise SimulatorTypeError(f"kernel: func must be a function, got {shown(func)}")
     return KernelFunction(func, platform_target, replay)
-
-jit = kernel    # NKI's name for it

@@ -10,9 +10,9 @@ import itertools, math, weakref
 from dataclasses import dataclass
 import numpy as np
 import ml_dtypes
-from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_ints, shown,
+from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotModelledError, check_int, check_ints, shown,
                               refuse_unmodelled)
-from .target import KiB, TARGETS, get_target, using_target
+from .target import KiB, TARGETS, get_target, using_target, MAX_HBM_BYTES
 from .core import NeuronCore, current_core, use_core, reset_default_core
 from .ap import make_view, index_view, reshape_view, nki_method_error
 
@@ -171,6 +171,7 @@ def _check_request(shape, buffer, name, core) -> tuple:
 # %% ../../nbs/sim/02_memory.ipynb #b997d0c5
 def unset(n: int, dtype) -> np.ndarray:
     "Storage for `n` elements not yet written: NaN, or 0 for an integer dtype (it has no NaN)."
+    n = check_int(n, 'n', minimum=0, maximum=MAX_HBM_BYTES)
     return np.full(n, 0 if np.dtype(dtype).kind in 'iub' else np.nan, dtype)
 
 # %% ../../nbs/sim/02_memory.ipynb #9316a95a

@@ -25,8 +25,8 @@ from .nki_dynamic import DynamicView, IndirectView, dma_copy_indirect
 
 # %% auto #0
 __all__ = ['TILE_ARGS', 'tensor_tensor', 'tensor_scalar', 'activation', 'tensor_reduce', 'tensor_tensor_scan', 'nc_matmul',
-           'nc_transpose', 'iota', 'memset', 'tensor_copy', 'promote', 'as_op', 'operand', 'both_forms', 'new_tile',
-           'reduce_into', 'transpose_tile', 'dma_copy', 'nc_matmul2']
+           'nc_transpose', 'iota', 'memset', 'tensor_copy', 'promote', 'as_op', 'tile_arg', 'operand', 'both_forms',
+           'new_tile', 'reduce_into', 'transpose_tile', 'dma_copy', 'nc_matmul2']
 
 # %% ../../nbs/sim/34d_nki_first_generation.ipynb #b6a50612
 _FLOATS = {float8_e4m3: (4, 3), float8_e4m3fn: (4, 3), float8_e5m2: (5, 2), float16: (5, 10), bfloat16: (8, 7), float32: (8, 23)}
@@ -89,6 +89,11 @@ def as_op(x):
 
 # %% ../../nbs/sim/34d_nki_first_generation.ipynb #163acd04
 def _is_tile(x) -> bool: return isinstance(x, (Tensor, View, PendingView, DynamicView, IndirectView))
+
+def tile_arg(x, arg: str, who: str):
+    "`x` if it is a tile (a tensor, a view of one, or a tensor of blocks), else an error naming `arg`."
+    if _is_tile(x) or getattr(type(x), 'block_axes', False): return x
+    raise SimulatorTypeError(f"{who}: {arg} must be a tile (a tensor or a view of one), got {arg}={shown(x)}")
 
 # %% ../../nbs/sim/34d_nki_first_generation.ipynb #c790b2b1
 def operand(x, box=None, axes=None):
@@ -190,7 +195,7 @@ def _kept(shape, axes, keepdims):
 def _reduce_axes(axis, ndim, who) -> tuple:
     axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
     axes = tuple(sorted(a % ndim if -ndim <= a < ndim else a for a in axes))
-    if not axes or 0 in axes or axes[-1] >= ndim or len(set(axes)) < len(axes):
+    if not axes or axes[0] < 1 or axes[-1] >= ndim or len(set(axes)) < len(axes):
         raise SimulatorError(f"{who}: axis must name free axes (1..{ndim - 1}) of a {ndim}-D tile, each once; axis 0 "
                              f"is the partition axis; got axis={shown(axis)}")
     return axes

@@ -19,7 +19,7 @@ from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, mi
 from .language import _across_partitions
 from .nki_index import IndexExpr, PendingView, mask_box
 from .nki_dynamic import DynamicIndex, IndirectView
-from .nki1 import (operand, new_tile, promote, as_op, _is_tile, _issue, _in_sbuf, _is_float, _user_name, dma_copy,
+from .nki1 import (operand, new_tile, promote, as_op, _is_tile, tile_arg, _issue, _in_sbuf, _is_float, _user_name, dma_copy,
                             transpose_tile, reduce_into, _reduce_axes, _kept)
 
 # %% auto #0
@@ -105,6 +105,7 @@ class NlOp(Op):
 class NlFn(Fn):
     "An nl activation: `nl.exp` is both `nisa.activation(op=nl.exp)` and the tile function `nl.exp(x)` (one activation)."
     def __call__(self, x, dtype=None, mask=None, **kwargs):
+        x, dtype = tile_arg(x, 'x', f"nl.{self.name}"), _dtype_arg(dtype)
         out, box = new_tile(x.shape, dtype or x.dtype, name=self.name), mask_box(mask)
         if box is None: return out
         if self.name == 'copy': _issue(_isa.tensor_copy, [operand(out, box), operand(x, box)])      # nl.copy: a copy
@@ -112,9 +113,14 @@ class NlFn(Fn):
         return out
 
 # %% ../../nbs/sim/34e_nki_tiles.ipynb #0bfb484f
+def _dtype_arg(dtype):
+    "An nl function's `dtype=`: None (the input's), or a dtype a tensor can hold."
+    return None if dtype is None else as_dtype(dtype, allowed=DTYPES)
+
 class NlReduce(Op):
     "nl.sum / nl.max / nl.min / nl.prod: a reduction of free axes, and (max, min) the ALU operator NKI lets stand for it."
     def __call__(self, x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+        x, dtype, keepdims = tile_arg(x, 'x', f"nl.{self.name}"), _dtype_arg(dtype), check_bool(keepdims, 'keepdims')
         axes = _reduce_axes(axis, len(x.shape), f"nl.{self.name}")
         out = new_tile(_kept(x.shape, axes, keepdims), dtype or x.dtype, name=self.name)
         box = mask_box(mask)
@@ -241,7 +247,7 @@ def _operator(op, swap=False):
 # %% ../../nbs/sim/34e_nki_tiles.ipynb #651ac245
 def broadcast_to(src, shape, dtype=None, **kwargs) -> Tensor:
     "nl.broadcast_to / tile.broadcast_to: a new SBUF tile of `shape` (NumPy broadcasting; a row across partitions)."
-    shape = check_ints(shape, 'shape', minimum=1)
+    src, shape, dtype = tile_arg(src, 'src', 'nl.broadcast_to'), check_ints(shape, 'shape', minimum=1), _dtype_arg(dtype)
     if tuple(src.shape) == shape and dtype is None: return src
     if src.shape[0] not in (1, shape[0]):
         raise SimulatorError(f"nl.broadcast_to {tuple(src.shape)} -> {shape}: the partition axis broadcasts from 1 only")
@@ -316,9 +322,11 @@ def full(shape, fill_value, dtype, buffer=None, name=None, **kwargs):
 def zeros(shape, dtype, buffer=None, name=None, **kwargs): return full(shape, 0, dtype, buffer, name or _user_name('zeros'))
 def ones(shape, dtype, buffer=None, name=None, **kwargs): return full(shape, 1, dtype, buffer, name or _user_name('ones'))
 def zeros_like(a, dtype=None, buffer=None, name=None, **kwargs):
+    a = tile_arg(a, 'a', 'nl.zeros_like')
     return full(a.shape, 0, dtype or a.dtype, buffer or (a.buffer if a.buffer.on_chip else sbuf), name or _user_name('zeros'))
 def empty_like(a, dtype=None, buffer=None, name=None, **kwargs):
     "nl.empty_like: a new tensor of `a`'s shape and dtype, not written (SBUF unless `buffer` says)."
+    a = tile_arg(a, 'a', 'nl.empty_like')
     return ndarray(a.shape, dtype or a.dtype, buffer, name or _user_name('empty'))
 
 # %% ../../nbs/sim/34e_nki_tiles.ipynb #2c40b292
