@@ -65,8 +65,7 @@ def test_no_import_circle_in_dwlit():
 
 def test_applications_sit_on_top():
     "Nothing below the applications (layers, the tour and cli, the exercises and design problems) imports them."
-    apps = ('dwlit.apps.layers', 'dwlit.apps.networks', 'dwlit.apps.tour', 'dwlit.apps.cli', 'dwlit.exercises.basics', 'dwlit.exercises.more',
-            'dwlit.exercises.problems')
+    apps = ('dwlit.apps.layers', 'dwlit.apps.networks', 'dwlit.apps.tour', 'dwlit.apps.cli', 'dwlit.exercises')
     for p in MODULES:
         m = module_name(p)
         if p.name == '__init__.py' or m.startswith(apps): continue          # a package's front door re-exports its modules
@@ -106,15 +105,15 @@ def test_each_rule_is_defined_once(name, home):
 
 def solution_lines() -> set:
     "(module, line) of every line inside an exercise's `*_solution`: the reader's answer re-derives a rule on purpose."
-    return {(f'dwlit.exercises.{m}', k) for m in ('basics', 'more')
-            for f in ast.walk(ast.parse((PKG / 'exercises' / f'{m}.py').read_text()))
+    return {(f'dwlit.exercises.{p.stem}', k) for p in sorted((PKG / 'exercises').glob('[!_]*.py'))
+            for f in ast.walk(ast.parse(p.read_text()))
             if isinstance(f, ast.FunctionDef) and f.name.endswith('_solution') for k in range(f.lineno, f.end_lineno + 1)}
 
 
 def test_the_rules_are_not_written_inline_elsewhere():
     "The SPMD sharding (tiles_per_core) and the chunk width (div_ceil(512, ...)) appear only in tiling.py."
     assert {m for m, _ in set(code_lines(r'tiles_per_core\s*=')) - solution_lines()} <= {'dwlit.kernels.tiling'}
-    assert solution_lines() & set(code_lines(r'tiles_per_core\s*='))   # exercise 4's answer does write it
+    assert solution_lines() & set(code_lines(r'tiles_per_core\s*='))   # exercise 9.1's answer does write it
     assert {m for m, _ in code_lines(r'div_ceil\((512|PACK)\b')} <= {'dwlit.kernels.tiling'}
     assert {m for m, _ in code_lines(r'-\(-[^)]*//')} == set(), "a ceiling division written inline: use div_ceil"
 
