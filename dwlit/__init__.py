@@ -38,8 +38,8 @@ _LAZY = {
     'conv2d_depthwise_f01b_o01i_bf01': 'kernels.conv2d', 'conv2d_plan': 'kernels.conv2d',
     'parse_conv_labels': 'kernels.layouts', 'convert_layout': 'kernels.layouts', 'predict': 'analysis.timeline',
     'LAYERS': 'apps.layers', 'Layer': 'apps.layers', 'get_layer': 'apps.layers', 'run_layer': 'apps.layers',
-    'explain_args': 'apps.layers', 'framework_reference': 'apps.layers', 'NotDone': 'exercises.basics',
-    'EXERCISES': 'exercises.basics', 'MORE_EXERCISES': 'exercises.more'}
+    'explain_args': 'apps.layers', 'framework_reference': 'apps.layers', 'NotDone': 'exercises',
+    'EXERCISES': 'exercises'}
 
 
 def __getattr__(name):

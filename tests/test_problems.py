@@ -1,26 +1,33 @@
-"""Chapter 35c's design problems: each check passes its solution on many random shapes, says 'not done yet' for a
-stub, and rejects typical mistakes and cheats with a message that names what is wrong (matched by phrase)."""
+"""The design problems among the kernel chapters' exercises (8.3, 9.2, 11.1, 11.2, 12.1, 12.2, 7.1, 7.2, 14.1):
+each check passes its solution on fresh random cases, says 'not done yet' for a stub, and rejects typical mistakes and
+cheats with a message that names what is wrong (matched by phrase)."""
+import numpy as np
 import pytest
 
-from dwlit import nl, nisa, NotDone
-from dwlit.exercises.problems import (PROBLEMS, check_rhs_dilated_tile, check_tap_chunks, check_b01f_gather, check_program_rows,
-                            conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
-                            program_rows_solution)
+from dwlit import nl, nisa
+from dwlit.exercises import (EXERCISES, NotDone, check_rhs_dilated_tile, check_tap_chunks, check_b01f_gather,
+                             check_program_rows, check_definition_loop, check_dilated_width, check_fewest_programs,
+                             check_layout_permutation, check_h_tile_rows)
+from dwlit.exercises.kernels import (conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
+                                     program_rows_solution, definition_loop_solution, fewest_programs_solution,
+                                     h_tile_rows_solution)
 from dwlit.kernels.tiling import div_ceil
-from test_exercises import wrong        # the same verdict helper as chapter 35's tests (tests/ is on the path)
+from test_exercises import wrong        # the same verdict helper as test_exercises (tests/ is on the path)
+
+PROBLEMS = ['7.1', '7.2', '8.3', '9.2', '11.1', '11.2', '12.1', '12.2', '14.1']
 
 
-@pytest.mark.parametrize('n', sorted(PROBLEMS))
+@pytest.mark.parametrize('n', PROBLEMS)
 def test_solution_passes_on_many_shapes_and_a_stub_is_not_done(n):
-    check, solution = PROBLEMS[n]
-    for seed in range(8):
+    check, solution = EXERCISES[n].check, EXERCISES[n].solution
+    for seed in (None, None, 0, 1, 2):
         r = check(solution, show=False, seed=seed)
         assert r.passed, r.message
     def stub(*args): raise NotDone("write your answer here")
     assert check(stub).status == 'not done'
 
 
-# --- 9: kernel dilation -----------------------------------------------------------------------------------------
+# --- 8.3: kernel dilation -----------------------------------------------------------------------------------------
 
 def test_rhs_dilation_mistakes():
     def adjacent_taps(img_tile, filt_tile, prod, out_tile, rhs_dil):
@@ -45,7 +52,7 @@ def test_rhs_dilation_mistakes():
     wrong(check_rhs_dilated_tile(per_tap), 'the numbers are right, but your code issued 3 tensor_tensor and 1 tensor_reduce')
 
 
-# --- 10: tap chunks ---------------------------------------------------------------------------------------------
+# --- 11.1: tap chunks ---------------------------------------------------------------------------------------------
 
 def _chunked(fn):
     "A tap-chunk answer written as fn(..., k0, n) per chunk, the loop around it."
@@ -85,18 +92,18 @@ def test_tap_chunk_mistakes():
         nisa.tensor_tensor(dst=big, data1=img_tile.ap([[L, P], [1, W_out], [1, W_f]]),
                            data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
         nisa.tensor_reduce(dst=out_tile, op=nl.add, data=big, axis=2)
-    wrong(check_tap_chunks(own_buffer), 'the numbers are right, but your code allocated')
+    wrong(check_tap_chunks(own_buffer), 'the numbers are right, but your code took', 'of SBUF for tensors of its own (big)')
     def host_answer(img_tile, filt_tile, prod, out_tile, partial):
         conv1d_tap_chunks_solution(img_tile, filt_tile, prod, out_tile, partial)
         out_tile.write(out_tile.numpy())
     wrong(check_tap_chunks(host_answer), "numpy() of tensor 'out_tile' inside a running kernel")
-    def copied_in(img_tile, filt_tile, prod, out_tile, partial):             # the right sums, then an extra copy over them
+    def copied_in(img_tile, filt_tile, prod, out_tile, partial):             # the right sums, then copies the budget has no room for
         conv1d_tap_chunks_solution(img_tile, filt_tile, prod, out_tile, partial)
         nisa.tensor_copy(dst=partial, src=out_tile); nisa.tensor_copy(dst=out_tile, src=partial)
-    assert check_tap_chunks(copied_in).passed        # a copy of the right sums is the right sums: the data flow follows it
+    wrong(check_tap_chunks(copied_in), 'the numbers are right, but instruction', 'is a tensor_copy; this exercise')
 
 
-# --- 11: the b01f gather ----------------------------------------------------------------------------------------
+# --- 12.1: the b01f gather ----------------------------------------------------------------------------------------
 
 def test_b01f_gather_mistakes():
     wrong(check_b01f_gather(lambda C, H, W, N, c0, cc, n, h0, lh: ([[1, cc], [W * C, lh], [C, W]], c0)),
@@ -109,7 +116,7 @@ def test_b01f_gather_mistakes():
           'your code raised AccessPatternError')
 
 
-# --- 12: output rows over programs ------------------------------------------------------------------------------
+# --- 9.2: output rows over programs ------------------------------------------------------------------------------
 
 def test_program_rows_mistakes():
     def ceiling(out_H, n, pid):
@@ -124,3 +131,47 @@ def test_program_rows_mistakes():
     last_takes_rest = lambda out_H, n, pid: ((out_H // n) * pid, out_H if pid == n - 1 else (out_H // n) * (pid + 1))
     wrong(check_program_rows(last_takes_rest), 'program 0 gets 2 row(s) while program 3 gets 4')
     assert check_program_rows(program_rows_solution).passed
+
+
+# --- 7.1, 7.2, 11.2, 12.2, 14.1: answers without instructions ---------------------------------------------------
+
+def test_definition_and_width_mistakes():
+    def no_stride(x, f, padding, stride, rhs_dilation):
+        return definition_loop_solution(x, f, padding, 1, rhs_dilation)
+    wrong(check_definition_loop(no_stride), 'stride=2', 'your output has shape')
+    def transposed(x, f, padding, stride, rhs_dilation): return definition_loop_solution(x, f, padding, stride, rhs_dilation).T
+    wrong(check_definition_loop(transposed), 'it should be (C, W_out)')
+    wrong(check_definition_loop(lambda *a: 'x'), 'not an array of numbers')
+    wrong(check_dilated_width(lambda W, W_f, padding, d: W * d + sum(padding) - W_f + 1), 'your answer is',
+          'zero(s) between neighbours')
+    wrong(check_dilated_width(lambda W, W_f, padding, d: 2.0), 'return the number of output positions, an integer')
+
+
+def test_fewest_programs_mistakes():
+    wrong(check_fewest_programs(lambda *a: 64), 'fit too', 'is not the fewest')
+    wrong(check_fewest_programs(lambda *a: 0), 'an integer from 1 to')
+    def asks_for_advice(N, C, W, W_f, target, dtype):
+        from dwlit import conv1d_plan
+        return conv1d_plan((N, C, 1, W), (C, 1, 1, W_f), ((0, 0), (0, 0)), 1, target, dtype).fixes
+    wrong(check_fewest_programs(asks_for_advice), 'asks the plan for its fix (fixes)')
+
+
+def test_layout_and_h_tile_rows_mistakes():
+    wrong(check_layout_permutation(lambda src, dst: tuple(range(len(src)))), "src='bf01', dst='f01b'",
+          'Axis k of the result is axis perm[k] of x')
+    wrong(check_layout_permutation(lambda src, dst: (0,)), 'refuses it')
+    def calls_it(src, dst):
+        from dwlit.kernels.layouts import convert_layout
+        return convert_layout
+    wrong(check_layout_permutation(calls_it), 'your code calls convert_layout')
+    wrong(check_h_tile_rows(lambda in_H, k_H, dil_W, d, isz: h_tile_rows_solution(in_H, k_H, dil_W, d, 4)),
+          'itemsize=2', 'with 2-byte elements')
+    def no_floor(in_H, k_H, dil_W, d, isz):
+        from dwlit.kernels.dilation import calc_inverse_dilated_dimension
+        return min(in_H, calc_inverse_dilated_dimension(div_ceil(16384, dil_W * isz), d) - 1)
+    wrong(check_h_tile_rows(no_floor), 'in_H=3, k_H=5', 'at least k_H')
+    def calls_the_budget(in_H, k_H, dil_W, d, isz):
+        from dwlit.kernels.conv2d import h_tile_budget
+        return h_tile_budget(in_H, k_H, dil_W, d, dtype_size=isz)[1]
+    wrong(check_h_tile_rows(calls_the_budget), 'your code calls h_tile_budget')
+    wrong(check_h_tile_rows(lambda *a: None), 'return max_h_tile_size, an integer')

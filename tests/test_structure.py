@@ -1,5 +1,7 @@
-"""The house rules of dwlit's code, checked: no import circle, every rule written once, instructions that read as
-check -> compute -> record, and small exported cells. Each check is shown to fail on a planted case."""
+"""The house rules of dwlit's code, checked: no import circle; parts that are the layers (sim < kernels < contenders <
+analysis < exercises, apps), each importing only those below it and the simulator only through its front door; kernels
+only in kernels/ and contenders/; every rule and constant written once; instructions that read as check -> compute ->
+record; small exported cells. Each check is shown to fail on a planted case."""
 import ast, inspect, json, re, statistics
 from pathlib import Path
 
@@ -63,16 +65,6 @@ def test_no_import_circle_in_dwlit():
     assert 'dwlit.apps.layers' not in graph['dwlit.apps.cli'] or 'dwlit.apps.cli' not in graph['dwlit.apps.layers']
 
 
-def test_applications_sit_on_top():
-    "Nothing below the applications (layers, the tour and cli, the exercises and design problems) imports them."
-    apps = ('dwlit.apps.layers', 'dwlit.apps.networks', 'dwlit.apps.tour', 'dwlit.apps.cli', 'dwlit.exercises.basics', 'dwlit.exercises.more',
-            'dwlit.exercises.problems')
-    for p in MODULES:
-        m = module_name(p)
-        if p.name == '__init__.py' or m.startswith(apps): continue          # a package's front door re-exports its modules
-        assert not any(i.startswith(apps) for i in imports_of(p)), f"{m} imports an application: {imports_of(p)}"
-
-
 # --- every rule once ------------------------------------------------------------------------------------------
 
 def definitions(name_re: str) -> list:
@@ -106,15 +98,15 @@ def test_each_rule_is_defined_once(name, home):
 
 def solution_lines() -> set:
     "(module, line) of every line inside an exercise's `*_solution`: the reader's answer re-derives a rule on purpose."
-    return {(f'dwlit.exercises.{m}', k) for m in ('basics', 'more')
-            for f in ast.walk(ast.parse((PKG / 'exercises' / f'{m}.py').read_text()))
+    return {(f'dwlit.exercises.{p.stem}', k) for p in sorted((PKG / 'exercises').glob('[!_]*.py'))
+            for f in ast.walk(ast.parse(p.read_text()))
             if isinstance(f, ast.FunctionDef) and f.name.endswith('_solution') for k in range(f.lineno, f.end_lineno + 1)}
 
 
 def test_the_rules_are_not_written_inline_elsewhere():
     "The SPMD sharding (tiles_per_core) and the chunk width (div_ceil(512, ...)) appear only in tiling.py."
     assert {m for m, _ in set(code_lines(r'tiles_per_core\s*=')) - solution_lines()} <= {'dwlit.kernels.tiling'}
-    assert solution_lines() & set(code_lines(r'tiles_per_core\s*='))   # exercise 4's answer does write it
+    assert solution_lines() & set(code_lines(r'tiles_per_core\s*='))   # exercise 9.1's answer does write it
     assert {m for m, _ in code_lines(r'div_ceil\((512|PACK)\b')} <= {'dwlit.kernels.tiling'}
     assert {m for m, _ in code_lines(r'-\(-[^)]*//')} == set(), "a ceiling division written inline: use div_ceil"
 
@@ -170,3 +162,111 @@ def test_exported_cells_are_small():
     big = [(nb, n, sorted(names)) for nb, n, names in cells if n > 60 and not names & LONG_KERNELS]
     assert median <= 12, f"median exported cell: {median} lines"
     assert not big, f"exported cells over 60 lines: {big}"
+
+
+# --- the parts (issue 27): folders that are the layers ----------------------------------------------------------
+
+PARTS = {'sim': 0, 'kernels': 1, 'contenders': 2, 'analysis': 3, 'exercises': 4, 'apps': 4}   # rank: import lower only
+FACADES = ('dwlit.nki', 'dwlit.neuronxcc')       # NKI's front ends over sim: they import sim and nothing else
+
+
+def part_of(module: str):
+    "The part a module belongs to ('sim', ...), 'facade' for NKI's front ends, None for the top-level package."
+    if module.startswith(FACADES): return 'facade'
+    bits = module.split('.')
+    return bits[1] if len(bits) > 1 and bits[1] in PARTS else None
+
+
+def upward_imports(graph: dict) -> list:
+    "(module, what it imports) for every import of a part from a part it may not import ({module: imported modules})."
+    bad = []
+    for m, deps in graph.items():
+        p = part_of(m)
+        if p is None: continue                                           # dwlit/__init__: the book's names, on purpose
+        for d in deps:
+            q = part_of(d)
+            if q is None or q == p: continue
+            if p == 'facade': ok = q == 'sim'
+            else: ok = q != 'facade' and PARTS[q] < PARTS[p]
+            if not ok: bad.append((m, d))
+    return bad
+
+
+def test_no_part_imports_a_part_above_it():
+    graph = {module_name(p): imports_of(p) for p in MODULES}
+    bad = upward_imports(graph)
+    assert not bad, "imports of a part from below it (sim < kernels < contenders < analysis < exercises, apps):\n" + \
+        '\n'.join(f"{m} imports {d}" for m, d in bad)
+
+
+def test_the_part_check_catches_an_upward_import():
+    assert upward_imports({'dwlit.sim.isa': {'dwlit.kernels.tiling'}}) == [('dwlit.sim.isa', 'dwlit.kernels.tiling')]
+    assert upward_imports({'dwlit.apps.cli': {'dwlit.exercises.basics'}}) == [('dwlit.apps.cli', 'dwlit.exercises.basics')]
+    assert upward_imports({'dwlit.nki.isa': {'dwlit.kernels.conv1d'}}) == [('dwlit.nki.isa', 'dwlit.kernels.conv1d')]
+    assert upward_imports({'dwlit.kernels.conv1d': {'dwlit.sim', 'dwlit.kernels.tiling'}}) == []
+
+
+def test_other_parts_use_the_simulators_front_door():
+    "Outside dwlit.sim (and NKI's front ends), the simulator is imported from `dwlit.sim`, never from a module of it."
+    namespaces = {'dwlit.sim.language', 'dwlit.sim.isa'}                 # NKI's nl and nisa, taken whole from the front door
+    bad = [(module_name(p), d) for p in MODULES if part_of(module_name(p)) not in ('sim', 'facade', None)
+           for d in imports_of(p) if d.startswith('dwlit.sim.') and d not in namespaces]
+    assert not bad, '\n'.join(f"{m} imports {d}" for m, d in bad)
+
+
+def kernels_defined(path: Path) -> list:
+    "The functions of a module decorated as NKI kernels (@kernel, @kernel(...), @jit, @nki.jit)."
+    out = []
+    for n in ast.walk(ast.parse(path.read_text())):
+        if isinstance(n, ast.FunctionDef):
+            for d in n.decorator_list:
+                f = d.func if isinstance(d, ast.Call) else d
+                if (getattr(f, 'id', None) or getattr(f, 'attr', None)) in ('kernel', 'jit'): out.append(n.name)
+    return out
+
+
+def test_kernels_live_in_kernels_or_contenders():
+    where = {module_name(p): kernels_defined(p) for p in MODULES}
+    outside = {m: ks for m, ks in where.items() if ks and part_of(m) not in ('kernels', 'contenders')}
+    assert not outside, f"kernels outside dwlit.kernels and dwlit.contenders: {outside}"
+    assert sum(map(len, where.values())) >= 10
+
+
+def test_the_kernel_finder_sees_a_planted_kernel(tmp_path):
+    f = tmp_path / 'm.py'
+    f.write_text("@kernel\ndef a(x): pass\n@kernel(replay=True)\ndef b(x): pass\n@nki.jit\ndef c(x): pass\ndef d(x): pass\n")
+    assert kernels_defined(f) == ['a', 'b', 'c']
+
+
+# --- every constant once ------------------------------------------------------------------------------------------
+
+CONSTANTS = {'KiB': 'dwlit.sim.target', 'TARGETS': 'dwlit.sim.target', 'PARTITIONS': 'dwlit.sim.target',
+             'PSUM_BANK_BYTES': 'dwlit.sim.target', 'PSUM_BANKS': 'dwlit.sim.target', 'PSUM_BANK_FP32': 'dwlit.sim.target',
+             'MAX_HBM_BYTES': 'dwlit.sim.target', 'MAX_PROGRAMS': 'dwlit.sim.target', 'MAX_INSTRUCTIONS': 'dwlit.sim.target',
+             'MAX_FREE_ELEMENTS': 'dwlit.sim.target', 'MAX_VIEW_ELEMENTS': 'dwlit.sim.target', 'MAX_FREE_DIMS': 'dwlit.sim.target',
+             'KERNEL_DTYPES': 'dwlit.sim.memory', 'DTYPES': 'dwlit.sim.memory', 'PACK': 'dwlit.kernels.tiling',
+             'C_TILE_SIZE': 'dwlit.kernels.tiling'}
+
+
+def assignments() -> dict:
+    "{name: [modules that assign it at the top level]} over dwlit."
+    out = {}
+    for p in MODULES:
+        for n in ast.parse(p.read_text()).body:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            for t in targets:
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Name): out.setdefault(x.id, []).append(module_name(p))
+    return out
+
+
+def test_every_constant_has_one_home():
+    got = assignments()
+    bad = {k: got.get(k) for k, home in CONSTANTS.items() if got.get(k) != [home]}
+    assert not bad, f"constants assigned elsewhere than their home (or more than once): {bad}"
+
+
+def test_no_second_reference_convolution_or_rule_of_ones_own():
+    "One float64 reference, one padding normaliser, one target check: no function of another name doing their job."
+    doubles = definitions(r'(depthwise[12]d_reference|_conv_reference|_check_padding|target_arg|_check_target)')
+    assert not doubles, doubles
