@@ -124,10 +124,11 @@ def test_engine_table_matches_what_the_simulator_records():
     "Every intrinsic run once: the engine the simulator records is the one INTRINSIC_ENGINE says."
     t = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf, name='t'); u = nl.ndarray((4, 4), nl.float32, buffer=nl.sbuf)
     ps = nl.ndarray((4, 4), nl.float32, buffer=nl.psum, name='ps'); h = nl.ndarray((4, 4), nl.float32, buffer=nl.hbm)
+    t3 = nl.ndarray((4, 2, 2), nl.float32, buffer=nl.sbuf, name='t3'); u3 = nl.ndarray((4, 2, 2), nl.float32, buffer=nl.sbuf)
     with trace() as tr:
-        nisa.memset(t, 1.0); nisa.memset(u, 2.0)
+        nisa.memset(t, 1.0); nisa.memset(u, 2.0); nisa.memset(t3, 1.0)
         nisa.tensor_tensor(u, t, t, nl.add); nisa.tensor_reduce(u[:, :1], nl.add, t, axis=1)
-        nisa.dve_transpose(u, t); nisa.dma_copy(h, t); nisa.nc_matmul(ps, t, u); nisa.nc_transpose(ps, t)
+        nisa.dve_transpose(u3, t3); nisa.dma_copy(h, t); nisa.nc_matmul(ps, t, u); nisa.nc_transpose(ps, t)
         nisa.tensor_copy(u, ps); nisa.tensor_scalar(u, t, nl.multiply, 2.0); nisa.activation(u, nl.exp, t)
         nisa.tensor_tensor_scan(u, t, t, 0.0, nl.multiply, nl.add); nisa.iota(u, [[1, 4]], 0)
     ran = {i.op: i.engine for i in tr.instructions}

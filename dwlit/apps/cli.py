@@ -17,7 +17,8 @@ from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan, SBUF_BUDGET_BYTES
 from ..analysis.timeline import predict
-from .layers import LAYERS, MAX_SEED, explain_args, get_layer, in_contract, check_instance
+from .layers import LAYERS, MAX_SEED, explain_args, get_layer, in_contract
+from ..sim import check_instance
 from .tour import WIDTH, Progress, run_traced, tour, tour_cases
 
 # %% auto #0

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 import numpy as np
 from ..sim import (SimulatorError, SimulatorTypeError, AllocationError, MAX_HBM_BYTES, MAX_PROGRAMS, KERNEL_DTYPES,
-                       check_choice, check_int, check_ints, check_number, check_padding, errors_from, shown)
+                       check_choice, check_instance, check_items, check_int, check_ints, check_number, check_padding,
+                       errors_from, shown)
 from ..sim import TARGETS, get_target, trace, simulate_kernel
 from ..kernels.tiling import C_TILE_SIZE, PACK, div_ceil
 from ..kernels.reference import output_width, output_shape
@@ -27,20 +28,6 @@ from ..analysis.timeline import predict
 __all__ = ['LAYERS', 'MAX_SEED', 'REF_LABELS', 'Layer', 'get_layer', 'in_contract', 'kernel_args', 'layer_plan',
            'programs_to_fit', 'LayerRun', 'layer_inputs', 'run_layer', 'jax_dimension_numbers', 'RefCase', 'Reference',
            'framework_reference']
-
-# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e001
-def check_instance(value, arg: str, cls, how: str = ''):
-    "`value` if it is a `cls` (a class or a tuple of them), else a `SimulatorTypeError` naming `arg`, the value and how to get one."
-    if isinstance(value, cls): return value
-    names = ' or '.join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
-    raise SimulatorTypeError(f"{arg} must be a {names}{f' ({how})' if how else ''}, got {arg}={shown(value)}")
-
-# %% ../../nbs/apps/25_real_layers.ipynb #c1a7e00b
-def check_items(value, arg: str, cls, how: str = '') -> tuple:
-    "A non-empty list or tuple whose every item is a `cls`, as a tuple; else an error naming `arg` (and the item)."
-    if not isinstance(value, (list, tuple)) or not value:
-        raise SimulatorTypeError(f"{arg} must be a non-empty list or tuple of {cls.__name__} ({how}), got {arg}={shown(value)}")
-    return tuple(check_instance(v, f"{arg}[{i}]", cls, how) for i, v in enumerate(value))
 
 # %% ../../nbs/apps/25_real_layers.ipynb #2177085e
 @dataclass(frozen=True)

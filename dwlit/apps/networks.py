@@ -12,8 +12,8 @@ import os
 import numpy as np
 from dataclasses import dataclass, replace
 from ..sim import SimulatorError, SimulatorTypeError, KERNEL_DTYPES, TARGETS, check_int, errors_from, shown
-from .layers import (REF_LABELS, LayerRun, RefCase, Reference, framework_reference, numpy_reference, check_instance,
-                               check_items)
+from .layers import (REF_LABELS, LayerRun, RefCase, Reference, framework_reference, numpy_reference)
+from ..sim import check_instance, check_items
 
 # %% auto #0
 __all__ = ['error_bound', 'Check', 'compare', 'check_runs', 'MarkdownTable', 'layers_table', 'plot_network']

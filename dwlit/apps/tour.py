@@ -19,7 +19,8 @@ from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01, conv2d_plan
 from ..analysis.timeline import predict
-from .layers import MAX_SEED, check_instance
+from .layers import MAX_SEED
+from ..sim import check_instance
 
 # %% auto #0
 __all__ = ['TOL', 'ENGINES', 'WIDTH', 'COLUMNS', 'TOUR_HEADER', 'TOUR_LEGEND', 'NEXT_STEPS', 'TourCase', 'conv1d_case',

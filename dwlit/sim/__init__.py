@@ -11,7 +11,7 @@ name). Other parts import from here, `from dwlit.sim import ...`, never from a
 module of it, so that the inside of the simulator can change without touching them."""
 from . import checks, target, core, ap, memory, isa, tracing, launch, language, replay  # noqa: F401
 from . import nki_index, nki_dynamic, nki1, nki_tiles, nki_isa, nki_isa2, nki_launch  # noqa: F401  (appendix 34b-34h)
-from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError,
+from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, AllocationError, NotModelledError, check_instance, check_items,
                      PADDING_FORM, check_bool, check_choice, check_int, check_ints, check_number, check_padding,
                      check_shape, check_unit, errors_from, shown)
 from .target import (KiB, Target, TARGETS, get_target, set_target, using_target, PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS,

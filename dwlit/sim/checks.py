@@ -13,7 +13,8 @@ import ml_dtypes
 # %% auto #0
 __all__ = ['MAX_ITEMS', 'PADDING_FORM', 'SimulatorError', 'SimulatorTypeError', 'AccessPatternError', 'AllocationError',
            'NotModelledError', 'Unmodelled', 'refuse_unmodelled', 'shown', 'errors_from', 'check_int', 'check_ints',
-           'check_number', 'check_choice', 'check_bool', 'check_shape', 'check_padding', 'check_unit']
+           'check_number', 'check_choice', 'check_instance', 'check_items', 'check_bool', 'check_shape',
+           'check_padding', 'check_unit']
 
 # %% ../../nbs/sim/30_checks.ipynb #97fcc2d1
 class SimulatorError(ValueError):
@@ -93,7 +94,7 @@ def check_int(value, arg: str, # the argument's name, for the message
 # %% ../../nbs/sim/30_checks.ipynb #71a2f44d
 MAX_ITEMS = 1 << 16      # the most items a sequence argument may have: counted before any is listed
 
-def _sequence(value, arg, length=None):
+def _sequence(value, arg, length=None, noun='items'):
     "The items of an ordered sequence, its length checked before they are listed; sets, dicts, strings and one-shot iterators are refused."
     if isinstance(value, np.ndarray) and value.ndim != 1:
         raise SimulatorTypeError(f"{arg} must be a 1-D sequence, got {shown(value)}")
@@ -102,7 +103,7 @@ def _sequence(value, arg, length=None):
     try: n = len(value)
     except OverflowError: n = math.inf                     # range(10**20): longer than an index can say
     if length is not None and n != length:
-        raise SimulatorError(f"{arg} must have {length} items, got {'more than 2**63' if n == math.inf else n}: {arg}={shown(value)}")
+        raise SimulatorError(f"{arg} must have {length} {noun}, got {'more than 2**63' if n == math.inf else n}: {arg}={shown(value)}")
     if n > MAX_ITEMS: raise SimulatorError(f"{arg} has {shown(n)} items, more than the {MAX_ITEMS:,} dwlit takes: {arg}={shown(value)}")
     return list(value)
 
@@ -113,7 +114,7 @@ def check_ints(value, arg: str, # the argument's name, for the message
                names=None # a name for each item, e.g. ('W_padding_l', 'W_padding_r')
               ) -> tuple:
     "An ordered sequence of integers as a tuple of Python ints, each checked like `check_int`."
-    items = _sequence(value, arg, length)
+    items = _sequence(value, arg, length, 'integers')
     if not names: return tuple(check_int(v, f"{arg}[{i}]", minimum, maximum) for i, v in enumerate(items))
     with errors_from(arg): return tuple(check_int(v, n, minimum, maximum) for n, v in zip(names, items))
 
@@ -137,6 +138,20 @@ def check_choice(value, arg: str, choices) -> object:
     except Exception: ok = False
     if not ok: raise SimulatorError(f"{arg} must be one of {', '.join(map(repr, choices))}, got {arg}={shown(value)}")
     return value
+
+# %% ../../nbs/sim/30_checks.ipynb #ci0c0001
+def check_instance(value, arg: str, cls, how: str = ''):
+    "`value` if it is a `cls` (a class or a tuple of them), else a `SimulatorTypeError` naming `arg`, the value and how to get one."
+    if isinstance(value, cls): return value
+    names = ' or '.join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+    raise SimulatorTypeError(f"{arg} must be a {names}{f' ({how})' if how else ''}, got {arg}={shown(value)}")
+
+# %% ../../nbs/sim/30_checks.ipynb #ci0c0002
+def check_items(value, arg: str, cls, how: str = '') -> tuple:
+    "A non-empty list or tuple whose every item is a `cls`, as a tuple; else an error naming `arg` (and the item)."
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SimulatorTypeError(f"{arg} must be a non-empty list or tuple of {cls.__name__} ({how}), got {arg}={shown(value)}")
+    return tuple(check_instance(v, f"{arg}[{i}]", cls, how) for i, v in enumerate(value))
 
 # %% ../../nbs/sim/30_checks.ipynb #308f32b7
 def check_bool(value, arg: str) -> bool:

@@ -205,7 +205,7 @@ def _check_narrow(dst: View, values: np.ndarray):
                                    f"convert exactly; dwlit does not model rounding or saturating into {dst.dtype.name}")
     elif np.abs(v[np.isfinite(v)]).max(initial=0) > float(ml_dtypes.finfo(dst.dtype).max):
         raise NotModelledError(f"writing {dst!r} ({dst.dtype.name}): a value beyond its largest finite number "
-                               f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model overflow into {dst.dtype.name}")
+                               f"{float(ml_dtypes.finfo(dst.dtype).max):g}; dwlit does not model {'fp8' if dst.dtype.itemsize == 1 else 'fp16'} overflow")
 
 def elementwise(ufunc, a: View, b: View, dst: View):
     "dst = ufunc(a, b) element by element in fp32, elements matched in row-major order within each partition."

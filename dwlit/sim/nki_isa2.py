@@ -289,17 +289,6 @@ def tensor_copy_dynamic_dst(dst, src, mask=None, dtype=None, engine=None, **kwar
     box = mask_box(mask)
     if box is not None: _issue(_isa.tensor_copy, [operand(dst, box), operand(src, box)], engine)
 
-# %% ../../nbs/sim/34g_nki_more_instructions.ipynb #6b37aaeb
-def tensor_copy_dynamic_src(src, mask=None, dtype=None, engine=None, **kwargs):
-    "The first generation's `tensor_copy_dynamic_src(src)`: a tensor_copy whose source index is read when it runs."
-    return _tensor_copy1(src, mask, dtype, engine)
-
-# %% ../../nbs/sim/34g_nki_more_instructions.ipynb #c07b63d2
-def tensor_copy_dynamic_dst(dst, src, mask=None, dtype=None, engine=None, **kwargs):
-    "The first generation's `tensor_copy_dynamic_dst(dst=, src=)`: a tensor_copy whose destination index is read when it runs."
-    box = mask_box(mask)
-    if box is not None: _issue(_isa.tensor_copy, [operand(dst, box), operand(src, box)], engine)
-
 # %% ../../nbs/sim/34g_nki_more_instructions.ipynb #9260c8f4
 def _activation1r(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, mask=None, dtype=None, **kwargs):
     if mask is not None and (reduce_res is not None or reduce_op is not None): raise NotModelledError("nisa.activation: a mask with a reduction is not modelled")
