@@ -184,8 +184,14 @@ def test_matches_slips_named():
         wrong(check_matches(fn), rule)
 
 
-def test_matches_allclose_refused():
-    wrong(check_matches(lambda o, r, d: bool(np.allclose(o, r))), 'your code calls allclose')
+def test_matches_allclose_judged_by_the_cases_and_the_tours_own_check_refused():
+    wrong(check_matches(lambda o, r, d: bool(np.allclose(o, r))), 'the bound is absolute')
+    ok = lambda o, r, d: o.shape == r.shape and bool(np.isclose(o, r, rtol=0, atol=TOL[d] * max(1.0, np.abs(r).max())).all())
+    assert check_matches(ok).passed                             # a right answer by isclose is not refused for its means
+    from dwlit.apps.tour import check_case
+    def leans_on_the_tour(out, reference, dtype):
+        return callable(check_case)
+    wrong(check_matches(leans_on_the_tour), "your code calls the tour's own check_case")
 
 
 # 29.1 -------------------------------------------------------------------------------------------------------------
