@@ -1,16 +1,19 @@
 """The design chapters' exercise checks (chapters 15-24, appendix 35d): each passes its solution on fresh random
 cases and on replayed seeds, says 'not done yet' for a stub, refuses bad arguments by name, and fails at least one
 plausible wrong answer per exercise with the message that names the rule it broke (matched by phrase)."""
+import json
 import math
 import time
+from pathlib import Path
 import numpy as np
 import pytest
 
 from dwlit import nl, nisa
 from dwlit.sim import SimulatorError
-from dwlit.exercises import EXERCISES, NotDone
+from dwlit.exercises import EXERCISES, NotDone, reveal_solution
 from dwlit.exercises import designs as D
 
+NBS = Path(__file__).resolve().parent.parent / 'nbs'
 ALL = {n: (e.check, e.solution) for n, e in EXERCISES.items() if e.check.__module__ == 'dwlit.exercises.designs'}
 
 
@@ -21,9 +24,34 @@ def wrong(result, *phrases):
     return result
 
 
-def test_every_design_chapter_has_its_exercise():
-    assert sorted(ALL, key=lambda n: int(n.split('.')[0])) == [f"{c}.1" for c in range(15, 25)]
-    assert {EXERCISES[n].chapter[:2] for n in ALL} == {n.split('.')[0] for n in ALL}
+def test_every_design_chapter_has_its_exercises():
+    assert {n.split('.')[0] for n in ALL} == {str(c) for c in range(15, 25)}
+    assert all(EXERCISES[n].chapter[:2] == n.split('.')[0] for n in ALL)
+
+
+@pytest.mark.parametrize('n', sorted(ALL))
+def test_the_chapter_states_the_exercise_with_its_stub_check_and_hint(n):
+    "After 'What we found': '## Exercises', then per exercise its statement, its stub, the check on it, a folded hint."
+    e = EXERCISES[n]
+    nb = json.loads(next(NBS.glob(f"*/{e.chapter}.ipynb")).read_text())
+    src = [''.join(c['source']) for c in nb['cells']]
+    found = next(i for i, s in enumerate(src) if '## What we found' in s.splitlines())
+    ex = next(i for i, s in enumerate(src) if s.startswith('## Exercises'))
+    at = next(i for i, s in enumerate(src) if s.startswith(f"### Exercise {n}: {e.title}"))
+    assert found < ex < at
+    stub, call, hint = src[at + 1:at + 4]
+    assert f"def {e.stub}(" in stub and 'raise NotDone(' in stub and f"import {e.check.__name__}" in stub.replace('(', ' ')
+    assert call.strip() == f"{e.check.__name__}({e.stub})"
+    assert hint.startswith('<details><summary>Hint</summary>') and hint.rstrip().endswith('</details>')
+    out = ''.join(o.get('text', '') or ''.join(o.get('data', {}).get('text/plain', ''))
+                  for o in nb['cells'][at + 2].get('outputs', []))
+    assert f"Exercise {n} ({e.title}) is not done yet" in ' '.join(out.split())
+
+
+@pytest.mark.parametrize('n', sorted(ALL))
+def test_reveal_solution_prints_the_solution(n, capsys):
+    reveal_solution(n)
+    assert f"def {EXERCISES[n].solution.__name__}(" in capsys.readouterr().out
 
 
 # --- every check: the solution passes, fast; a stub is 'not done'; bad arguments refused -----------------------------
@@ -161,6 +189,14 @@ def test_21_1_floor_clock_and_penalty():
     wrong(D.check_vector_ns(lambda op, N, d: max(64, 60 + 100 * d + stream(op, N))), 'that is the time in cycles')
     wrong(D.check_vector_ns(lambda op, N, d: max(64, 160 + stream(op, N)) / 1.12), 'and only then')
     wrong(D.check_vector_ns(lambda op, N, d: max(64, 60 + 100 * d + N) / 1.12), '2N: two inputs share the path')
+
+
+def test_21_2_latency_engines_and_runs():
+    k = lambda P: min(16, -(-P // 8))
+    wrong(D.check_load_ns(lambda P, n: 150 + P * 16 / k(P) + P * n * 4 / (k(P) * 27.2)), 'the data lands 2000 ns after that')
+    wrong(D.check_load_ns(lambda P, n: 150 + P + P * n * 4 / (16 * 27.2) + 2000), '1 engine, not 16')
+    wrong(D.check_load_ns(lambda P, n: 150 + P * 16 + P * n * 4 / (k(P) * 27.2) + 2000), 'cost 16 ns each, shared by its')
+    wrong(D.check_load_ns(lambda P, n: 150 + P * 16 / k(P) + P * n / (k(P) * 27.2) + 2000), 'B at 27.2 GB/s per engine')
 
 
 def test_21_1_refuses_calling_the_model():
