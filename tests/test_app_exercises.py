@@ -6,13 +6,13 @@ import pytest
 import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
 from dwlit.exercises import EXERCISES, NotDone, reveal_solution
-from dwlit.exercises.apps import (check_layer_call, check_strided_conv1d, check_conv2d_multiplies, check_running_sum,
-                                  check_matches, check_explain_dispatch, layer_call_solution, conv1d_strided_tile_solution,
-                                  conv2d_multiplies_solution, running_sum_solution, matches_solution,
-                                  explain_dispatch_solution, TOL)
+from dwlit.exercises.apps import (check_layer_call, check_refusal, check_strided_conv1d, check_conv2d_multiplies,
+                                  check_running_sum, check_matches, check_explain_dispatch, layer_call_solution,
+                                  conv1d_strided_tile_solution, conv2d_multiplies_solution, running_sum_solution,
+                                  matches_solution, explain_dispatch_solution, TOL)
 
-CHECKS = {'25.1': check_layer_call, '26.1': check_strided_conv1d, '26.2': check_conv2d_multiplies,
-          '27.1': check_running_sum,
+CHECKS = {'25.1': check_layer_call, '25.2': check_refusal, '26.1': check_strided_conv1d,
+          '26.2': check_conv2d_multiplies, '27.1': check_running_sum,
           '28.1': check_matches, '29.1': check_explain_dispatch}
 
 
@@ -81,6 +81,21 @@ def test_layer_call_1d_padding_and_3_axes_refused():
 def test_layer_call_asking_kernel_args_refused():
     from dwlit.apps.layers import kernel_args
     wrong(check_layer_call(lambda l, N: kernel_args(l, N)[1:4]), 'your code calls kernel_args')
+
+
+def test_refusal_slips_named():
+    only_2d_stride = lambda l: ('stride' if l.dims == 2 and l.stride != 1 else
+                                'taps' if l.dims == 1 and l.kernel[0] >= 512 else None)
+    off_by_one = lambda l: 'stride' if l.stride != 1 else ('taps' if l.dims == 1 and l.kernel[0] > 512 else None)
+    taps_in_2d = lambda l: 'stride' if l.stride != 1 else ('taps' if l.taps >= 49 else None)
+    for fn, rule in ((only_2d_stride, 'the kernels refuse it (stride)'), (off_by_one, 'W_f must be < 512'),
+                     (taps_in_2d, "you say 'taps', but the kernels take it: only the 1D entry point limits the taps"),
+                     (lambda l: 'no', "return None (the kernels take it), 'stride' or 'taps'")):
+        wrong(check_refusal(fn), rule)
+    from dwlit.apps.layers import in_contract
+    def asks(layer):
+        return in_contract(layer) or None
+    wrong(check_refusal(asks), 'your code asks dwlit (in_contract)')
 
 
 # 26.1 -------------------------------------------------------------------------------------------------------------

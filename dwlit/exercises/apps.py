@@ -1,4 +1,4 @@
-"""The checks and solutions of the exercises of chapters 25 to 29: the call a real layer becomes, a strided tile on the Vector engine, the multiplies of a 2D layer, a running sum written as an NKI kernel, the tour's check of the numbers, and what `dwlit explain` says for a 1D shape. Each check draws fresh cases and says which rule an answer broke.
+"""The checks and solutions of the exercises of chapters 25 to 29: the call a real layer becomes, the layers the kernels refuse, a strided tile on the Vector engine, the multiplies of a 2D layer, a running sum written as an NKI kernel, the tour's check of the numbers, and what `dwlit explain` says for a 1D shape. Each check draws fresh cases and says which rule an answer broke.
 
 Docs: https://dwlit.github.io/dwlit/exercises/app_exercises.html.md"""
 
@@ -10,6 +10,8 @@ import re
 import numpy as np
 from ..sim import SimulatorError, MAX_PROGRAMS, PARTITIONS, trace, simulate_kernel, language as nl, isa as nisa
 from ..kernels.tiling import C_TILE_SIZE, PACK, div_ceil, chunk_positions
+from ..kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
+from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.conv2d import conv2d_plan
 from ..apps.layers import Layer, LAYERS
 from ..apps.tour import TOL
@@ -18,8 +20,8 @@ from .harness import NotDone, Result, Grader, register
 from .kernels import _check_conv, _tile_cases, _one_pair
 
 # %% auto #0
-__all__ = ['RUNNING_SUM_BUDGET', 'KERNELS_1D', 'check_layer_call', 'check_strided_conv1d', 'check_conv2d_multiplies',
-           'check_running_sum', 'check_matches', 'check_explain_dispatch']
+__all__ = ['RUNNING_SUM_BUDGET', 'KERNELS_1D', 'check_layer_call', 'check_refusal', 'check_strided_conv1d',
+           'check_conv2d_multiplies', 'check_running_sum', 'check_matches', 'check_explain_dispatch']
 
 # %% ../../nbs/exercises/35e_app_exercises.ipynb #e1531eaa
 def _draw(rng, lo, hi) -> int:
@@ -124,6 +126,74 @@ def layer_call_solution(layer, N):
 _ = register('25.1', 'the call a layer becomes', '25_real_layers', check_layer_call, layer_call_solution, 'layer_call')
 
 # %% ../../nbs/exercises/35e_app_exercises.ipynb #d9a309fb
+def _refusals(l: Layer) -> dict:
+    "{rule: the kernel's own message} for every rule the kernels refuse layer `l` by ('stride', 'taps'); {} if they take it."
+    out = {}
+    if l.dims == 2:
+        try: conv2d_plan((l.C, *l.size, 1), (l.C, *l.kernel, 1), l.padding, stride=(l.stride, l.stride))
+        except SimulatorError as e: out['stride'] = str(e)
+        return out
+    row, tap = np.zeros((1, 1, 1, 8), np.float32), np.zeros((1, 1, 1, 1), np.float32)
+    try: simulate_kernel(conv1d_depthwise_bf01_oi01_bf01, row, tap, ((0, 0), (0, 0)), stride=l.stride, out_shape=(1, 1, 1, 8))
+    except SimulatorError as e: out['stride'] = str(e)
+    try: conv1d_plan((1, l.C, 1, l.size[0]), (l.C, 1, 1, l.kernel[0]), ((0, 0), l.padding[0]))
+    except SimulatorError as e: out['taps'] = str(e)
+    return out
+
+def _refusal_cases(rng) -> list:
+    "Layers for exercise 25.2: every preset, six edges, six drawn."
+    one = lambda W, W_f, s=1: Layer('edge', 'an edge case', 'none', 'an edge case', 8, (W,), (W_f,), ((0, 0),), s)
+    out = list(LAYERS.values()) + [one(600, 511), one(600, 512), one(100, 4, 2), one(1000, 600, 3),
+           Layer('edge', 'an edge case', 'none', 'an edge case', 40, (20, 30), (1, 7), ((0, 0), (3, 3)), 3),
+           Layer('edge', 'an edge case', 'none', 'an edge case', 40, (20, 30), (1, 7), ((0, 0), (3, 3)))]
+    for k in range(6):
+        l = _drawn_layer(rng, 1 + k % 2, 1024)
+        W_f = _draw(rng, 1, 1100) if l.dims == 1 else None
+        size, kernel, padding = ((max(l.size[0], W_f), ), (W_f,), ((0, 0),)) if W_f else (l.size, l.kernel, l.padding)
+        out.append(Layer('drawn', l.network, 'none', l.where, l.C, size, kernel, padding, _draw(rng, 1, 3)))
+    return out
+
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #6c13c0a0
+def check_refusal(fn, # your function (layer) -> None, 'stride' or 'taps'
+                  show=True, # kept for the same call as every check (this one draws nothing)
+                  seed=None # replays the cases of a verdict's seed=... (None: new cases)
+                 ) -> Result:
+    "Exercise 25.2: does `fn` say whether the kernels take a layer, and if not, the rule it breaks?"
+    g = Grader('25.2', fn, show, seed, 'check_refusal')
+    used = _refers_to(fn, ('in_contract', 'layer_list', 'explain_args', 'explain_layer', 'run_layer', 'layer_plan',
+                           'conv1d_plan', 'conv2d_plan', 'simulate_kernel'))
+    cases = _refusal_cases(g.rng)
+    for l in cases:
+        desc = f"layer {l}"
+        status, v = g.call(l)
+        if status == 'not done': return g.not_done(v)
+        if status == 'error': return g.error(desc, v)
+        if used: return g.wrong(desc, f"your code asks dwlit ({', '.join(used)}): the exercise is to know the rules")
+        if v is not None and v not in ('stride', 'taps'):
+            return g.wrong(desc, f"{g.name} returned {v!r}; return None (the kernels take it), 'stride' or 'taps'")
+        why = _refusals(l)
+        if v is None and why:
+            rule, said = next(iter(why.items()))
+            return g.wrong(desc, f"the kernels refuse it ({rule}): {said.split(': ', 1)[-1].split(';')[0]}")
+        if v is not None and v not in why:
+            return g.wrong(desc, f"you say {v!r}, but " + (f"the kernels take it" if not why else
+                           f"its rule is {' and '.join(map(repr, why))}") +
+                           (": only the 1D entry point limits the taps (fewer than 512)" if v == 'taps' and l.dims == 2 else
+                            f": the kernels take filters of up to {PACK - 1} taps" if v == 'taps' else
+                            ": the kernels slide one step at a time, so only stride 1 is refused" if l.stride == 1 else ''))
+    return g.passed(f"{len(cases)} layers ({len(LAYERS)} presets, the edges, 6 drawn); every verdict is the kernels' own.")
+
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #65175a8a
+def refusal_solution(layer):
+    "Both kernels slide one step at a time; the 1D entry point takes fewer than 512 taps."
+    if layer.stride != 1: return 'stride'
+    if layer.dims == 1 and layer.kernel[0] >= 512: return 'taps'
+    return None
+
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #297abf8c
+_ = register('25.2', 'the layers the kernels refuse', '25_real_layers', check_refusal, refusal_solution, 'refusal')
+
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #d44fbdce
 def check_strided_conv1d(fn, # your function (img_tile, filt_tile, prod, out_tile, stride), which issues the instructions
                          show=True, # draw a picture of a wrong answer
                          seed=None # replays the cases of a verdict's seed=... (None: new cases)
@@ -135,7 +205,7 @@ def check_strided_conv1d(fn, # your function (img_tile, filt_tile, prod, out_til
         f"{len(cases)} shapes (P up to {max(c.P for c in cases)}, strides {', '.join(map(str, sorted({c.stride for c in cases})))}); "
         f"every output position matches NumPy, made by one multiply and one reduce on the Vector engine, prod the only scratch.")
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #6c13c0a0
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #a11576bb
 def conv1d_strided_tile_solution(img_tile, filt_tile, prod, out_tile, stride):
     "Chapter 8's tile with the window stepping `stride` elements from one output position to the next."
     P, L = img_tile.shape
@@ -144,11 +214,11 @@ def conv1d_strided_tile_solution(img_tile, filt_tile, prod, out_tile, stride):
                        data2=filt_tile.ap([[W_f, P], [0, W_out], [1, W_f]]), op=nl.multiply)
     nisa.tensor_reduce(dst=out_tile, op=nl.add, data=prod, axis=2)
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #65175a8a
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #3b6168c7
 _ = register('26.1', 'stride 2 on the Vector engine', '26_six_networks', check_strided_conv1d, conv1d_strided_tile_solution,
              'conv1d_strided_tile')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #92d22663
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #255690a6
 def _planned_multiplies(l: Layer, N: int) -> int:
     "The multiplies the 2D kernel issues for stride-1 layer `l` at batch `N`, by its planner."
     return conv2d_plan((l.C, *l.size, N), (l.C, *l.kernel, 1), l.padding).instruction_counts()['tensor_tensor']
@@ -167,7 +237,7 @@ def _multiplies_slip(l, N, got) -> str:
              (2 * taps * out_H * T * N, "it counts the reduces too; the question is the multiplies (tensor_tensor)")]
     return next((why for v, why in slips if v == got), '')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #d44fbdce
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #98b25233
 def check_conv2d_multiplies(fn, # your function (layer, N) -> the multiplies the 2D kernel issues
                             show=True, # kept for the same call as every check (this one draws nothing)
                             seed=None # replays the cases of a verdict's seed=... (None: new cases)
@@ -195,17 +265,17 @@ def check_conv2d_multiplies(fn, # your function (layer, N) -> the multiplies the
                     f"{max(l.C for l, _ in cases):,} channels, batches up to {max(N for _, N in cases)}); every count is "
                     f"the planner's.")
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #a11576bb
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #37eca5b2
 def conv2d_multiplies_solution(layer, N):
     "One multiply per tap and output row, for each channel tile and batch element; the width plays no part."
     (k_H, k_W), (out_H, _) = layer.kernel, layer.out_size
     return k_H * k_W * out_H * div_ceil(layer.C, C_TILE_SIZE) * N
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #3b6168c7
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #d4205245
 _ = register('26.2', 'the multiplies of a 2D layer', '26_six_networks', check_conv2d_multiplies, conv2d_multiplies_solution,
          'conv2d_multiplies')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #255690a6
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #e0f14d21
 RUNNING_SUM_BUDGET = 8    # instructions a running-sum kernel may issue, whatever F (the scan needs 4)
 
 def _running_sum_cases(rng) -> list:
@@ -226,7 +296,7 @@ def _row_slip(x, row) -> str:
     if near(x): return "it holds the row itself: nothing was added up"
     return ''
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #98b25233
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #abe6cf87
 def check_running_sum(fn, # your kernel (x) -> out, both (P, F) in HBM
                       show=True, # kept for the same call as every check (this one draws nothing)
                       seed=None # replays the cases of a verdict's seed=... (None: new cases)
@@ -267,7 +337,7 @@ def check_running_sum(fn, # your kernel (x) -> out, both (P, F) in HBM
                     f"elements a row); every running sum matches NumPy's in float64, off the PE array, in at most "
                     f"{RUNNING_SUM_BUDGET} instructions.")
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #37eca5b2
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #bebb995b
 def running_sum_solution(x):
     "One scan on the Vector engine: h[j] = 1 * h[j-1] + x[j], from 0."
     import dwlit.nki.language as nl, dwlit.nki.isa as nisa
@@ -280,10 +350,10 @@ def running_sum_solution(x):
     nisa.dma_copy(dst=out, src=h)
     return out
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #d4205245
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #9e03477a
 _ = register('27.1', 'a running sum as an NKI kernel', '27_nki', check_running_sum, running_sum_solution, 'running_sum')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #e0f14d21
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #4e74ab92
 def _matches_case(rng, shape, dtype, scale, factor, sign=1.0, what='') -> tuple:
     "(out, reference, dtype, expected, case, rule): an error of `factor` times the bound at one random element."
     ref = rng.uniform(-1, 1, shape) * scale
@@ -331,7 +401,7 @@ def _matches_cases(rng) -> list:
                                  float(rng.choice([-1.0, 1.0]))))
     return out
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #abe6cf87
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #ee0eb875
 def check_matches(fn, # your function (out, reference, dtype) -> whether the tour counts out as matching
                   show=True, # kept for the same call as every check (this one draws nothing)
                   seed=None # replays the cases of a verdict's seed=... (None: new cases)
@@ -352,17 +422,17 @@ def check_matches(fn, # your function (out, reference, dtype) -> whether the tou
     return g.passed(f"{len(cases)} outputs (9 edge cases, {len(cases) - 9} drawn at scales from 0.001 to 1000 in "
                     f"{', '.join(TOL)}); every verdict is right.")
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #bebb995b
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #894b8510
 def matches_solution(out, reference, dtype):
     "The same shape, and max |out - reference| within TOL[dtype] x max(1, max |reference|); NaN or inf never."
     if out.shape != reference.shape: return False
     err = np.abs(out.astype(np.float64) - reference).max()
     return bool(err <= TOL[dtype] * max(1.0, np.abs(reference).max()))
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #9e03477a
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #68664aff
 _ = register('28.1', "the tour's check of the numbers", '28_tour', check_matches, matches_solution, 'matches')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #4e74ab92
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #35196564
 def _explained(N, C, W, W_f, padding) -> tuple:
     "(the kernel explain says the entry point dispatches to, the multiplies its 'in all' line counts)."
     text = explain_conv1d((N, C, W), W_f, ((0, 0), padding), predict_time=False)
@@ -381,7 +451,7 @@ def _explain_cases(rng) -> list:
 
 KERNELS_1D = ('conv1d_depthwise_default', 'conv1d_depthwise_f_packing')
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #ee0eb875
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #420281a5
 def check_explain_dispatch(fn, # your function (N, C, W, W_f, padding) -> (kernel name, multiplies)
                            show=True, # kept for the same call as every check (this one draws nothing)
                            seed=None # replays the cases of a verdict's seed=... (None: new cases)
@@ -417,13 +487,13 @@ def check_explain_dispatch(fn, # your function (N, C, W, W_f, padding) -> (kerne
                     f"{max(c[2] for c in cases):,}, filters up to {max(c[3] for c in cases)} taps); every kernel and "
                     f"count is what explain says.")
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #894b8510
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #97d58584
 def explain_dispatch_solution(N, C, W, W_f, padding):
     "_f_packing when W_out > chunk_positions(W_f) = div_ceil(512, W_f), in chunks of that many; a multiply per chunk, tile, batch element."
     W_out, per = W + padding[0] + padding[1] - W_f + 1, chunk_positions(W_f)
     kernel, chunks = ('conv1d_depthwise_f_packing', div_ceil(W_out, per)) if W_out > per else ('conv1d_depthwise_default', 1)
     return kernel, N * div_ceil(C, C_TILE_SIZE) * chunks
 
-# %% ../../nbs/exercises/35e_app_exercises.ipynb #68664aff
+# %% ../../nbs/exercises/35e_app_exercises.ipynb #ec8ac7ed
 _ = register('29.1', 'what explain says for a 1D shape', '29_cli', check_explain_dispatch, explain_dispatch_solution,
          'explain_dispatch')
