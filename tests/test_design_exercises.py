@@ -150,6 +150,19 @@ def test_17_1_wrong_tap_wrong_instruction_and_scratch():
     wrong(D.check_tap_diagonal(on_gpsimd), 'the diagonal is right, but')
 
 
+def test_17_2_tap_groups_and_psum_tiles():
+    dc = D.div_ceil
+    wrong(D.check_diagonal_counts(lambda N, C, Wo, Wf, d: (dc(C, 128) * Wf, dc(C, 128) * N * Wf * dc(Wo, 512))),
+          'are more than the 192 whose float32 diagonals fit')
+    wrong(D.check_diagonal_counts(lambda N, C, Wo, Wf, d: (dc(C, 128) * N * dc(Wo, 2048) * Wf, dc(C, 128) * N * Wf * dc(Wo, 512))),
+          'diagonals fit in the SBUF share at once')
+    def per_block(N, C, Wo, Wf, d):
+        built, _ = D.diagonal_counts_solution(N, C, Wo, Wf, d)
+        return built, dc(C, 128) * N * Wf * dc(Wo, 2048)
+    wrong(D.check_diagonal_counts(per_block), 'one per tap and PSUM tile of up to 512 output positions')
+    wrong(D.check_diagonal_counts(lambda *a: D.diagonal_counts_solution(*a)[0]), 'return two integers')
+
+
 def test_18_1_rows_side_by_side_and_the_wrong_channel():
     def side_by_side(img, n, c, s0, st, Q):
         N, C, _, W = img.shape
