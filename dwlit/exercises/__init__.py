@@ -6,3 +6,8 @@ from .kernels import (check_window_view, check_definition_loop, check_dilated_wi
                       check_conv1d_tile, check_rhs_dilated_tile, check_program_channels, check_program_rows,
                       check_chunk_loop, check_tap_chunks, check_fewest_programs, check_b01f_gather,
                       check_layout_permutation, check_dilated_row, check_h_tile, check_h_tile_rows)
+from .apps import (check_layer_call, check_refusal, check_strided_conv1d, check_conv2d_multiplies, check_running_sum,
+                   check_matches, check_explain_dispatch)
+from .designs import (check_dense_work, check_identity_counts, check_tap_diagonal, check_diagonal_counts,
+                      check_im2col_rows, check_taps_view, check_replication, check_vector_ns, check_load_ns,
+                      check_vector_idle, check_race_winner, check_pe_cells)
