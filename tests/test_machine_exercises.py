@@ -171,3 +171,21 @@ def test_the_deal_is_the_chapters_double():
     "The reference deals tiles one by one; double's affine_range(pid * P, C, n * P) gives the same tiles."
     for C, n in [(300, 2), (300, 4), (1, 5), (50_000, 64), (129, 3)]:
         assert _dealt(C, n) == {p: strided_rows_solution(C, n, p) for p in range(n)}
+
+
+# --- answers that do something else than the exercise asks ------------------------------------------------------------
+
+def test_partition_bytes_refuses_asking_the_allocator():
+    def ask(tiles):
+        from dwlit.sim import NeuronCore, use_core
+        with use_core(NeuronCore()) as core:
+            held = [nl.ndarray(s, d) for s, d in tiles]
+            return core.sbuf.used + 0 * len(held)
+    wrong(check_partition_bytes(ask), 'your code calls ndarray, NeuronCore, use_core: it asks the allocator')
+
+
+def test_engine_elements_gets_its_own_copy_of_the_trace():
+    def spoil(tr):
+        tr.instructions.clear()
+        return {}
+    wrong(check_engine_elements(spoil), 'for the DMA engine your answer is 0; its instructions wrote 24 elements')
