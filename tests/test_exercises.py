@@ -517,7 +517,7 @@ def test_progress_of_a_chapter():
     assert [l.split()[0] for l in lines] == ['13.1', '13.2']                 # the chapter's exercises, one line each
     assert lines[0].endswith('dilate_row is not a function') and lines[1].endswith('passed')
     assert progress({'conv1d_chunks': conv1d_tile_solution}).split()[-1] == 'wrong'
-    with pytest.raises(SimulatorError, match='chapter 2 has no exercises'): progress({}, chapter=2)
+    with pytest.raises(SimulatorError, match='chapter 15 has no exercises'): progress({}, chapter=15)
     with pytest.raises(TypeError, match='answers must be a dict'): progress([1])
 
 
@@ -527,7 +527,7 @@ def test_reveal_solution(capsys):
     for n, name in (('8.2', 'conv1d_tile_solution'), ('13.2', 'h_tile_solution')):
         reveal_solution(n)
         assert f'def {name}(' in capsys.readouterr().out
-    with pytest.raises(SimulatorError, match=r"n must be the number of an exercise, one of '1.1', '7.1'"): reveal_solution('5.9')
+    with pytest.raises(SimulatorError, match=r"n must be the number of an exercise, one of '1.1', '2.1', '3.1'"): reveal_solution('5.9')
     with pytest.raises(TypeError, match="write it as a string, '8.1'"): reveal_solution(8.1)
     with pytest.raises(TypeError, match="numbered chapter.k as strings"): reveal_solution(8)
     with pytest.raises(TypeError): reveal_solution(True)

@@ -2,6 +2,8 @@
 `from dwlit.exercises import check_window_view, NotDone, reveal_solution`. The grader is `harness`; each part's
 checks and solutions are in a module of their own."""
 from .harness import NotDone, Result, EXERCISES, Exercise, reveal_solution, progress
+from .machine import (check_partition_bytes, check_free_transpose, check_row_range, check_engine_elements,
+                      check_strided_rows)
 from .kernels import (check_window_view, check_definition_loop, check_dilated_width, check_filter_view,
                       check_conv1d_tile, check_rhs_dilated_tile, check_program_channels, check_program_rows,
                       check_chunk_loop, check_tap_chunks, check_fewest_programs, check_b01f_gather,
