@@ -13,7 +13,7 @@ from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 
 # %% auto #0
 __all__ = ['MAX_TOUCH_ELEMENTS', 'View', 'extent', 'strided', 'make_view', 'touch_counts', 'show_touches', 'ap_explorer',
-           'index_view', 'full_view', 'reshape_view']
+           'index_kind', 'index_view', 'full_view', 'reshape_view']
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
 class View:
@@ -235,8 +235,18 @@ def _slice_fits(i: slice, n: int) -> bool:
     fits = all(b is None or -n <= b <= n for b in (i.start, i.stop))
     return fits and not ((i.step or 1) < 0 and i.start is not None and i.start >= n)
 
+_index_kinds, _in_order = {}, []   # name -> (priority, test, handler): indices beyond NumPy's basic ones; by priority
+
+def index_kind(name, priority, test, handler):
+    "Let `t[index]` send an index for which `test(t, index)` holds to `handler(t, index)` (lower priority tried first)."
+    _index_kinds[name] = (priority, test, handler)
+    _in_order[:] = [(t, h) for _, t, h in sorted(_index_kinds.values(), key=lambda k: k[0])]
+
 def index_view(x, index) -> View:
     "The view `x[index]` of a tensor or a view (basic indexing), with NKI's rule for integers on chip."
+    if index.__class__ is not slice:                     # NKI's other kinds of index (appendix 34b) register with index_kind
+        for test, handler in _in_order:
+            if test(x, index): return handler(x, index)
     tensor = getattr(x, 'tensor', x)
     steps, shape, offset = _axes(x)
     what = _Named(x)                                          # how the messages name x

@@ -13,7 +13,8 @@ from .checks import SimulatorError, AccessPatternError, NotModelledError, shown
 from .memory import Tensor, sbuf, psum
 from .ap import View, make_view, _axes, _int_or_none
 from .isa import record, write_values, as_fp32
-from .nki_index import PendingView, IndexExpr, restrict, _sum, expr_index, index_kind
+from .nki_index import PendingView, IndexExpr, restrict, _sum, expr_index
+from .ap import index_kind
 
 # %% auto #0
 __all__ = ['IndirectView', 'indirect', 'DynamicView', 'DynamicIndex', 'dynamic_index', 'operand_partitions', 'dma_copy_indirect']

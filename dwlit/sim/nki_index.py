@@ -11,11 +11,11 @@ import math, operator
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, AccessPatternError, NotModelledError, shown
 from .memory import Tensor
-from .ap import View, make_view, index_view, _axes, _Named, _int_or_none
+from .ap import View, make_view, index_view, index_kind, _axes, _Named, _int_or_none
 
 # %% auto #0
-__all__ = ['mgrid', 'IndexExpr', 'broadcast_shape', 'as_expr', 'arange', 'Grid', 'PendingView', 'expr_index', 'index_kind',
-           'Predicate', 'mask_box', 'restrict']
+__all__ = ['mgrid', 'IndexExpr', 'broadcast_shape', 'as_expr', 'arange', 'Grid', 'PendingView', 'expr_index', 'Predicate',
+           'mask_box', 'restrict']
 
 # %% ../../nbs/sim/34b_nki_indexing.ipynb #7fa563f0
 class IndexExpr:
@@ -227,24 +227,6 @@ def expr_index(x, index):
     return _view_of(x, exprs, tail, grid, what)
 
 # %% ../../nbs/sim/34b_nki_indexing.ipynb #d463e80f
-_index_kinds, _in_order = {}, []   # name -> (priority, test, handler): indices beyond NumPy's basic ones; by priority
-
-def index_kind(name, priority, test, handler):
-    "Let `t[index]` send an index for which `test(t, index)` holds to `handler(t, index)` (lower priority tried first)."
-    _index_kinds[name] = (priority, test, handler)
-    _in_order[:] = [(t, h) for _, t, h in sorted(_index_kinds.values(), key=lambda k: k[0])]
-
-# %% ../../nbs/sim/34b_nki_indexing.ipynb #a88d141b
-def _getitem(self, index):
-    "A NumPy-style index (ints, slices, one `...`), NKI's index expressions (`nl.arange`, `nl.mgrid`), ...: a view."
-    if index.__class__ is not slice:                     # a plain slice is basic: the book's kernels index so most
-        for test, handler in _in_order:
-            if test(self, index): return handler(self, index)
-    return type(self)._basic_getitem(self, index)
-
-for _cls in (Tensor, View):
-    if '_basic_getitem' not in _cls.__dict__: _cls._basic_getitem = _cls.__getitem__      # chapter 3's, kept once
-    _cls.__getitem__ = _getitem
 index_kind('expressions', 2, lambda x, index: _is_expr_index(index), expr_index)
 
 # %% ../../nbs/sim/34b_nki_indexing.ipynb #b4f44d7b
