@@ -26,8 +26,9 @@ class Allocator:
     free = property(lambda self: self.capacity - self.used)
 
     def check(self, name, nbytes, what=''):
-        "Raise `AllocationError` with the numbers unless `nbytes` are free (takes nothing)."
-        if nbytes > self.free:
+        "Raise `AllocationError` with the numbers unless `nbytes` are free (takes nothing); `what` may be a function giving the words."
+        if nbytes > self.capacity - self.used:
+            if callable(what): what = what()                # the message's words are made only when it is raised
             held = ', '.join(f"{n} {b:,} B" for n, b in list(self.live.values())[:6]) or 'nothing'
             budget = " (the simulator's HBM budget, MAX_HBM_BYTES: it keeps HBM in host memory)" if self.name == 'HBM' else ''
             raise AllocationError(f"{self.name} overflow: tensor {name!r} {what}needs {nbytes:,} {self.unit}, but only "

@@ -180,12 +180,13 @@ def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
     name, core, dtype = name or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
-    if address is None: alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")   # refused before any memory is taken
+    what = lambda: f"{shape} {dtype.name} "                                 # words for a message (dtype.name is slow)
+    if address is None: alloc.check(name, n * dtype.itemsize, what)        # refused before any memory is taken
     if buffer is shared_hbm and core.launch is not None and address is None:
         return core.launch.shared_tensor(shape, dtype, name)                  # one tensor for every program
     t = Tensor(shape, dtype, buffer, name, unset(math.prod(shape), dtype))
     if address is not None: _place_at(t, address, core)
-    alloc.take(t, n * dtype.itemsize, f"{shape} {dtype.name} ")
+    alloc.take(t, n * dtype.itemsize, what)
     return t
 
 # %% ../../nbs/sim/02_memory.ipynb #n17c0001
@@ -242,7 +243,7 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     dtype = as_dtype(a.dtype, f"dtype of {name}", DTYPES)
     if a.ndim == 0: raise SimulatorError(f"{name} must have at least one axis, got a 0-d array {shown(a.item())}")
     nbytes = a.size * dtype.itemsize
-    core.hbm.check(name, nbytes, f"{a.shape} {dtype.name} ")
+    core.hbm.check(name, nbytes, lambda: f"{a.shape} {dtype.name} ")
     t = Tensor(a.shape, dtype, buffer, name, np.array(a, dtype=dtype, order='C').reshape(-1))
     core.hbm.take(t, nbytes)
     return t
