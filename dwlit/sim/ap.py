@@ -138,7 +138,7 @@ def strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
     isz = s.itemsize
-    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz if n > 1 else 0 for st, n in pairs])   # a step never taken
+    try: return np.ndarray(tuple([n for _, n in pairs]), s.dtype, s, offset * isz, tuple([st * isz if n > 1 else 0 for st, n in pairs]))   # a step never taken
     except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
                                  f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
@@ -151,7 +151,10 @@ def make_view(tensor, pattern, offset=0) -> View:
     if off is None or off < 0:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: offset must be an integer >= 0, "
                                  f"got offset={shown(offset)}")
-    offset = off
+    return _view(tensor, pairs, off)
+
+def _view(tensor, pairs, offset) -> View:
+    "The view of `tensor` through `pairs` (a tuple of (step, num) Python-int pairs) from `offset`, bounds-checked."
     lo, hi = extent(pairs)
     if offset + lo < 0 or offset + hi >= tensor.size:
         raise AccessPatternError(f"out of bounds: tensor {tensor.name!r} ({tensor.buffer.name}, {tensor.size:,} elements) "
@@ -159,6 +162,12 @@ def make_view(tensor, pattern, offset=0) -> View:
                                  f"{offset + lo:,}..{offset + hi:,}, but the buffer holds addresses 0..{tensor.size - 1:,}")
     if tensor.buffer.on_chip: _check_partitions(tensor, pairs, offset)
     return View(tensor, pairs, offset, strided(tensor, pairs, offset))
+
+def _built(tensor, pairs, offset) -> View:
+    "`make_view` of a pattern dwlit built itself from checked integers (a tuple of (step, num) pairs): not parsed again."
+    if len(pairs) > 1 + MAX_FREE_DIMS or offset < 0 or min([n for _, n in pairs]) < 1:
+        return make_view(tensor, [list(p) for p in pairs], offset)          # the refusal, worded as always
+    return _view(tensor, pairs, offset)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #d226d901
 def _int_or_none(x):
@@ -237,7 +246,7 @@ def _slice_fits(i: slice, n: int) -> bool:
 
 def index_view(x, index) -> View:
     "The view `x[index]` of a tensor or a view (basic indexing), with NKI's rule for integers on chip."
-    tensor = getattr(x, 'tensor', x)
+    tensor = x.tensor if isinstance(x, View) else x
     steps, shape, offset = _axes(x)
     what = _Named(x)                                          # how the messages name x
     pairs, on_chip = [], tensor.buffer.on_chip
@@ -251,14 +260,14 @@ def index_view(x, index) -> View:
             if not _slice_fits(i, n):                              # NumPy would cut the slice short; NKI does not
                 raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} reaches past its end (nl.ds(start, size) "
                                          f"needs start + size <= {n}); dwlit does not cut a slice short")
-            pairs.append([step * st, m]); offset += a * step
+            pairs.append((step * st, m)); offset += a * step
             continue
         j = operator.index(i)
         if not -n <= j < n: raise AccessPatternError(f"{what}: index {j} is out of range for axis {ax} of length {n}")
         offset += (j % n) * step
-        if on_chip and ax == 0: pairs.append([step, 1])      # NKI keeps the partition axis
-    if on_chip and len(pairs) < 2: pairs.append([1, 1])      # ... and at least one free axis
-    return make_view(tensor, pairs or [[1, 1]], offset)
+        if on_chip and ax == 0: pairs.append((step, 1))      # NKI keeps the partition axis
+    if on_chip and len(pairs) < 2: pairs.append((1, 1))      # ... and at least one free axis
+    return _built(tensor, tuple(pairs) or ((1, 1),), offset)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #202a7f23
 def _axes(x) -> tuple:
@@ -281,7 +290,7 @@ def full_view(t) -> View:
     "The whole of tensor `t` as a view (a view passes through)."
     if isinstance(t, View): return t
     steps, shape, _ = _axes(t)
-    return make_view(t, [[s, n] for s, n in zip(steps, shape)], 0)
+    return _built(t, tuple(zip(steps, shape)), 0)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #02d8c90c
 def reshape_view(t, shape) -> View:
