@@ -117,6 +117,7 @@ def _operand(op, arg, x) -> View:
 
 def _on_chip(op, **views):
     "Raise unless every view is in SBUF or PSUM (engines reach nothing else)."
+    if all([v.tensor.buffer.on_chip for v in views.values()]): return
     for arg, v in views.items():
         if not v.buffer.on_chip:
             raise SimulatorError(f"{op}: {arg} {v!r} is in {v.buffer.name}; engines read and write only SBUF and PSUM "
@@ -129,12 +130,16 @@ def _same(op, what, key, views):
 
 def _alike(op, **views):
     "Raise unless all views have the same partitions and the same elements per partition."
+    sizes = [(a.shape[0], a.size // a.shape[0]) for a in [v.array for v in views.values()]]
+    if sizes.count(sizes[0]) == len(sizes): return                     # alike; else _same words the refusal
     _same(op, 'partition counts', 'partitions', views)
     _same(op, 'elements per partition', 'free_size', views)
 
 def _distinct(op, dst):
     "Raise if destination `dst` names some address twice."
-    steps = sorted((abs(s), n) for s, n in (dst.pattern[1:] if dst.buffer.on_chip else dst.pattern) if n > 1)
+    steps = [(abs(s), n) for s, n in (dst.pattern[1:] if dst.tensor.buffer.on_chip else dst.pattern) if n > 1]
+    if len(steps) < 2 and (not steps or steps[0][0] > 0): return      # at most one axis moves, with a step: distinct
+    steps.sort()
     reach = 0
     for s, n in steps:                     # nested steps (each clears what the smaller ones reach) never repeat
         if s <= reach: break
@@ -251,9 +256,10 @@ def _hint(v): return getattr(v, 'name', v)               # an enum member or an 
 
 def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     "Count one issued instruction against the launch's budget, and append its record to every active trace."
-    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     core = current_core()
     if core.launch is not None: core.launch.count_instruction(dst)
+    if not _listeners: return                                # nobody listens: no record is made
+    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     for tr in _listeners: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../../nbs/sim/04_instructions.ipynb #5230bd47
