@@ -226,13 +226,15 @@ def ap_explorer(t):
 def _basic(index, ndim, what) -> tuple:
     "`index` as one int or slice per axis; lists, arrays, masks, None and a second `...` are refused."
     items = index if isinstance(index, tuple) else (index,)
+    dots = 0
     for i in items:
-        if i is Ellipsis or isinstance(i, slice): continue
+        if isinstance(i, slice): continue
+        if i is Ellipsis: dots += 1; continue
         if isinstance(i, (bool, np.bool_, list, tuple, np.ndarray)) or not hasattr(i, '__index__'):
             raise SimulatorTypeError(f"{what}: index with integers, slices and at most one ... (basic indexing, which "
                                      f"gives a view), got {shown(i)}")
-    if sum(i is Ellipsis for i in items) > 1: raise SimulatorTypeError(f"{what}: an index can hold only one ...")
-    if Ellipsis in items:
+    if dots > 1: raise SimulatorTypeError(f"{what}: an index can hold only one ...")
+    if dots:
         k = items.index(Ellipsis)
         items = items[:k] + (slice(None),) * (ndim - len(items) + 1) + items[k + 1:]
     if len(items) > ndim: raise AccessPatternError(f"{what}: too many indices: {ndim} axes, got {len(items)}")
@@ -241,7 +243,8 @@ def _basic(index, ndim, what) -> tuple:
 # %% ../../nbs/sim/03_access_patterns.ipynb #f9d7cf88
 def _slice_fits(i: slice, n: int) -> bool:
     "True if the bounds slice `i` gives lie within an axis of length `n` (-n..n, and a backward start below n)."
-    fits = all(b is None or -n <= b <= n for b in (i.start, i.stop))
+    start, stop = i.start, i.stop
+    fits = (start is None or -n <= start <= n) and (stop is None or -n <= stop <= n)
     return fits and not ((i.step or 1) < 0 and i.start is not None and i.start >= n)
 
 def index_view(x, index) -> View:
@@ -273,9 +276,11 @@ def index_view(x, index) -> View:
 def _axes(x) -> tuple:
     "(steps, lengths, offset) of the axes of a tensor (row-major) or of a view."
     if isinstance(x, View): return [s for s, _ in x.pattern], [n for _, n in x.pattern], x.offset
+    shape = x.shape
+    if len(shape) == 2: return [shape[1], 1], shape, 0                 # the common case, a tile on chip
     steps, step = [], 1
-    for n in reversed(x.shape): steps.append(step); step *= n
-    return steps[::-1], x.shape, 0
+    for n in reversed(shape): steps.append(step); step *= n
+    return steps[::-1], shape, 0
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #7b4c0b83
 class _Named:
