@@ -60,7 +60,8 @@ class NeuronCore:
 
     def allocator(self, buffer) -> Allocator:
         "The allocator of `buffer` (an nl buffer): this core's SBUF or PSUM, or the HBM it sees."
-        return {'sbuf': self.sbuf, 'psum': self.psum}.get(buffer.name, self.hbm)
+        name = buffer.name
+        return self.sbuf if name == 'sbuf' else self.psum if name == 'psum' else self.hbm
     def __repr__(self): return f"NeuronCore({self.target.name}, program {self.program_id} of {self.num_programs}; {self.sbuf}; {self.psum})"
 
 _cores = [NeuronCore()]

@@ -70,6 +70,8 @@ DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m
 # %% ../../nbs/sim/02_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
     "The dtype of `allowed` that `dtype` names (a name, a NumPy dtype or type), or an error listing them."
+    for dt in allowed.values():                                      # one of them already (NumPy's dtypes are singletons)
+        if dtype is dt: return dt
     refuse_unmodelled(dtype)                                         # an NKI dtype dwlit does not model: say so
     try: dt = allowed.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
