@@ -294,8 +294,19 @@ class _Named:
 def full_view(t) -> View:
     "The whole of tensor `t` as a view (a view passes through)."
     if isinstance(t, View): return t
+    if t.whole is not None: return View(t, *t.whole)          # pattern, offset and array made with the tensor
     steps, shape, _ = _axes(t)
-    return _built(t, tuple(zip(steps, shape)), 0)
+    return _built(t, tuple(zip(steps, shape)), 0)            # no pattern shows it whole: refused, with the rule
+
+def _whole(t):
+    """(pattern, 0, array) of tensor `t` seen whole, or None if no pattern can show it whole (full_view then refuses it).
+    Its checks in closed form: a row-major pattern from offset 0 reaches addresses 0 .. prod(shape) - 1, in bounds when
+    the storage holds prod(shape) elements; on chip its first step is then the partition size, its free walk one
+    partition. Kept by the tensor, not as a View: a View holds its tensor, a cycle only the garbage collector frees."""
+    if len(t.shape) > 1 + MAX_FREE_DIMS or t.storage.size != math.prod(t.shape): return None
+    steps, shape, _ = _axes(t)
+    pairs = tuple(zip(steps, shape))
+    return pairs, 0, strided(t, pairs, 0)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #02d8c90c
 def reshape_view(t, shape) -> View:

@@ -14,7 +14,7 @@ from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotMod
                               refuse_unmodelled)
 from .target import KiB, TARGETS, get_target, using_target, MAX_HBM_BYTES
 from .core import NeuronCore, current_core, use_core, reset_default_core
-from .ap import make_view, index_view, reshape_view, nki_method_error
+from .ap import make_view, index_view, reshape_view, nki_method_error, _whole
 
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
@@ -101,6 +101,7 @@ class Tensor:
     def __init__(self, shape, dtype, buffer, name, storage):
         self.shape, self.dtype, self.buffer, self.name = tuple(shape), np.dtype(dtype), buffer, name
         self.storage, self.id = storage, next(_ids)
+        self.whole = _whole(self)      # what an instruction given the whole tensor sees: made and checked once, here
 
     size = property(lambda self: self.storage.size)
     partition_size = property(lambda self: self.storage.size // self.shape[0])  # elements per partition, on chip
