@@ -39,12 +39,20 @@ class Allocator:
         self.check(tensor.name, nbytes, what)
         self.live[tensor.id] = (tensor.name, nbytes)
         self.used += nbytes; self.peak = max(self.peak, self.used)
-        weakref.finalize(tensor, self.give_back, tensor.id)
+        ref = weakref.ref(tensor, _release)
+        _held[id(ref)] = ref, self, tensor.id
 
     def give_back(self, tid):
         "Return the bytes of tensor id `tid` (when it is collected, or its address is given to another)."
         self.used -= self.live.pop(tid, (None, 0))[1]
     def __repr__(self): return f"{self.name}: {self.used:,} {self.unit} in use, peak {self.peak:,}, capacity {self.capacity:,}"
+
+_held = {}      # for each live tensor taken: id of a weak reference to it -> (that reference, its allocator, its id)
+
+def _release(ref):
+    "A tensor was collected: give its bytes back to the allocator that reserved them."
+    _, alloc, tid = _held.pop(id(ref))
+    alloc.give_back(tid)
 
 # %% ../../nbs/sim/32_cores.ipynb #e812bb7a
 class NeuronCore:
