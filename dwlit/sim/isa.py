@@ -13,7 +13,7 @@ import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints,
                               check_number, check_bool, errors_from, shown, Unmodelled, refuse_unmodelled)
 from .target import MAX_FREE_ELEMENTS, PSUM_BANKS, PSUM_BANK_BYTES, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
-from .memory import Tensor, ndarray, psum, sbuf, float32, float16, bfloat16
+from .memory import Tensor, ndarray, psum, sbuf, float32, float16, bfloat16, _tensor_of
 from .core import current_core
 from .ap import View, full_view
 
@@ -463,7 +463,7 @@ def dve_transpose(dst, data, perm=None):
 # %% ../../nbs/sim/04_instructions.ipynb #d00b19ea
 def _scalar(op, arg, x, data):
     "(values, view or None) of operand `x`: a number, or a (P, 1) tile of one value per partition of `data`."
-    if not isinstance(getattr(x, 'tensor', x), Tensor):
+    if not isinstance(_tensor_of(x), Tensor):
         with errors_from(op): return np.float32(check_number(x, arg)), None
     v = _operand(op, arg, x)
     _on_chip(op, **{arg: v})
@@ -607,7 +607,7 @@ def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     record('iota', 'GpSimd', dst, (), dst.partitions, dst.free_size, offset=offset, channel_multiplier=mult, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #6226e7ce
-def _is_tile(x): return isinstance(getattr(x, 'tensor', x), Tensor)
+def _is_tile(x): return isinstance(_tensor_of(x), Tensor)
 
 def _tile_binary(op: Op, x, y, dtype=None):
     "nl.<op>(x, y): a new SBUF tile from one tensor_tensor or tensor_scalar instruction."

@@ -14,7 +14,7 @@ import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, check_bool, check_int, shown
 from .target import Target, get_target, MAX_HBM_BYTES, MAX_PROGRAMS, MAX_INSTRUCTIONS
 from .core import Allocator, NeuronCore, current_core, use_core
-from .memory import Tensor, DTYPES, hbm_tensor, shared_hbm, unset
+from .memory import Tensor, DTYPES, hbm_tensor, shared_hbm, unset, _tensor_of
 from .ap import View
 
 # %% auto #0
@@ -123,7 +123,7 @@ def _check_result(r, fn, pid, inputs, n=2):
     if not items: raise SimulatorTypeError(f"{what} returned an empty {type(r).__name__}; {how}")
     for k, x in enumerate(items):
         said = f"{what} returned " + (f"as item {k} of its {type(r).__name__} " if items is r else '')
-        t = getattr(x, 'tensor', x)
+        t = _tensor_of(x)
         if not isinstance(t, Tensor): raise SimulatorTypeError(f"{said}an object of type {type(x).__name__}, not a tensor; {how}")
         if t.buffer.on_chip:
             raise SimulatorError(f"{said}{x!r}, which is in {t.buffer.name.upper()}: on-chip memory belongs to one program "

@@ -252,9 +252,13 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     return t
 
 # %% ../../nbs/sim/02_memory.ipynb #957076e0
+def _tensor_of(x):
+    "The tensor under `x` (a view's tensor, or `x` itself), without asking a Tensor for an attribute it lacks."
+    return x if isinstance(x, Tensor) else getattr(x, 'tensor', x)
+
 def check_tensor(x, arg: str, ndim: int = None, form: str = '') -> object:
     "`x` if it is a simulated tensor (or a view) with `ndim` axes (`form` says what they mean), else an error naming `arg`."
-    if not isinstance(getattr(x, 'tensor', x), Tensor):
+    if not isinstance(_tensor_of(x), Tensor):
         how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
                "arrays into HBM" if isinstance(x, np.ndarray) else "pass a NumPy array to the kernel")
         raise SimulatorTypeError(f"{arg} must be a simulated tensor, got {type(x).__name__}; {how}")
