@@ -42,3 +42,13 @@ def test_a_tensor_no_pattern_can_show_whole_is_refused_when_used():
         t = hbm_tensor(np.zeros((1, 2, 1, 2, 1, 2), np.float32), 't')
         with pytest.raises(AccessPatternError, match='at most 5'):
             full_view(t)
+
+
+def test_tensor_scalar_refuses_a_missing_operand0():
+    "operand0 is required: None is refused by name (it used to reach NumPy: a TypeError, or all False for nl.equal)."
+    from dwlit.sim.checks import SimulatorTypeError
+    with use_core(NeuronCore()):
+        a = ndarray((4, 3), float32, name='a')
+        for op in (nl.multiply, nl.equal):
+            with pytest.raises(SimulatorTypeError, match='tensor_scalar: operand0 must be a number'):
+                nisa.tensor_scalar(a, a, op, None)

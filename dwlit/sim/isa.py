@@ -490,8 +490,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     if (op1 is None) != (operand1 is None):
         raise SimulatorError(f"tensor_scalar: op1 and operand1 go together (both or neither), got op1={shown(op1)}, operand1={shown(operand1)}")
     if op1 is not None: _op('tensor_scalar', op1, arg='op1')
-    (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
-                          for k, x in (('operand0', operand0), ('operand1', operand1)))
+    s0, c0 = _scalar('tensor_scalar', 'operand0', operand0, data)
+    s1, c1 = _scalar('tensor_scalar', 'operand1', operand1, data) if operand1 is not None else (None, None)
     reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
     if getattr(engine, 'name', None) == 'gpsimd':
         raise NotModelledError("tensor_scalar: the GpSimd engine runs tensor_scalar only for nl.rsqrt (the ISA reference), "
