@@ -286,7 +286,9 @@ def memset(dst, value, engine=None, name=None):
     "Fill `dst` (SBUF or PSUM) with the number `value` (Vector engine)."
     dst = _operand('memset', 'dst', dst)
     _on_chip('memset', dst=dst)
-    with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
+    if type(value) is float or (type(value) is int and abs(value) <= 2**53): value = float(value)   # nothing to refuse
+    else:
+        with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
     if dst.dtype.kind in 'iub': _check_narrow(dst, np.float64(value))  # an integer: exactly, or refused
@@ -314,6 +316,7 @@ REDUCE_OPS = ('add', 'subtract', 'multiply', 'maximum', 'minimum')   # the ALU t
 
 def _reduce_axes(axis, ndim) -> tuple:
     "The trailing free axes `axis` names (an int or a sequence of them), or an error listing the legal values."
+    if type(axis) is int and ndim > 1 and axis == ndim - 1: return (axis,)    # the last axis: legal
     axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
     legal = [tuple(range(k, ndim)) for k in range(ndim - 1, 0, -1)]
     if tuple(sorted(axes)) not in legal:
@@ -467,12 +470,22 @@ def _scalar(op, arg, x, data):
         with errors_from(op): return np.float32(check_number(x, arg)), None
     v = _operand(op, arg, x)
     _on_chip(op, **{arg: v})
-    if v.partitions != data.partitions or v.free_size != 1:
+    if v.array.shape[0] != data.partitions or v.array.size != v.array.shape[0]:       # (P, 1), P as data's
         raise SimulatorError(f"{op}: {arg} must be a number or a ({data.partitions}, 1) tile, one value per partition "
                              f"of data, got {v!r} of shape {v.shape}")
     return as_fp32(v.array).reshape(-1, 1), v
 
-def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
+def _apply(op, x, s, reverse, out=None): return op.ufunc(s, x, out=out) if reverse else op.ufunc(x, s, out=out)
+
+def _scalar_values(dst: View, data: View, op0, s0, reverse0, op1, s1, reverse1):
+    "dst = (data op0 s0) op1 s1 in fp32, each s a number or a (P, 1) column; into an fp32 dst of data's shape, in place."
+    x = as_fp32(data.array)
+    if dst.dtype != float32 or dst.shape != x.shape:
+        x = _apply(op0, x.reshape(data.partitions, -1), s0, reverse0)
+        return write_values(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
+    column = lambda s: s if s.ndim == 0 else s.reshape(s.shape[:1] + (1,) * (x.ndim - 1))   # along every free axis
+    _apply(op0, x, column(s0), reverse0, out=dst.array)
+    if op1 is not None: _apply(op1, dst.array, column(s1), reverse1, out=dst.array)
 
 def _scalar_engine_ops(op0, op1):
     "Raise unless the Scalar engine of trn2 runs these operators: multiply, then add or nothing; or add alone."
@@ -500,9 +513,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     if where == 'Scalar' and current_core().target.name == 'trn2':
         _scalar_engine_ops(op0, op1)
     _distinct('tensor_scalar', dst)
-    x = _apply(op0, as_fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
-    write_values(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
-    record('tensor_scalar', where, dst, (data,) + tuple(c for c in (c0, c1) if c is not None), dst.partitions,
+    _scalar_values(dst, data, op0, s0, reverse0, op1, s1, reverse1)
+    record('tensor_scalar', where, dst, tuple([data] + [c for c in (c0, c1) if c is not None]), dst.partitions,
            data.free_size, op0=op0.name, op1=op1 and op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #79dc9ba9
