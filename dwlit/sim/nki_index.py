@@ -235,9 +235,15 @@ def index_kind(name, priority, test, handler):
     _in_order[:] = [(t, h) for _, t, h in sorted(_index_kinds.values(), key=lambda k: k[0])]
 
 # %% ../../nbs/sim/34b_nki_indexing.ipynb #a88d141b
+def _basic_only(index) -> bool:
+    "True for an index of slices and Python ints only: NumPy's basic indexing, which no other index kind claims."
+    for i in (index if isinstance(index, tuple) else (index,)):
+        if not isinstance(i, (slice, int)): return False
+    return True
+
 def _getitem(self, index):
     "A NumPy-style index (ints, slices, one `...`), NKI's index expressions (`nl.arange`, `nl.mgrid`), ...: a view."
-    if index.__class__ is not slice:                     # a plain slice is basic: the book's kernels index so most
+    if not _basic_only(index):                           # slices and ints are basic: the kernels index so most
         for test, handler in _in_order:
             if test(self, index): return handler(self, index)
     return type(self)._basic_getitem(self, index)
