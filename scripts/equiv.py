@@ -1,6 +1,6 @@
 """Same results, same traces, same errors: dump what a dwlit package does on many generated cases, or compare two dumps.
 
-    python scripts/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120]
+    python scripts/equiv.py dump OUT.pkl [--impl DIR] [--seed 12345] [--cases 1d=150,2d=60,ops=200,isa=200,bad=200,launch=120,plans=200,scalar=150]
     python scripts/equiv.py compare A.pkl B.pkl [--expect REGEX]
 
 A change to how the simulator executes must leave every result and every trace exactly as they
@@ -19,7 +19,7 @@ change a good one); and launches (what a kernel returns, which arguments become 
 `compare` exits 1 and shows the first differences if any case differs; with `--expect REGEX`, a case whose first
 difference is a call the new code refuses with a message matching REGEX (a deliberate new rule) is counted apart.
 """
-import hashlib, os, pickle, re, sys
+import hashlib, math, os, pickle, re, sys
 if os.environ.get('PYTHONHASHSEED') != '0':   # a set of strings prints in hash order: the same order in every dump
     os.environ['PYTHONHASHSEED'] = '0'; os.execv(sys.executable, [sys.executable] + sys.argv)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench'))
@@ -496,9 +496,42 @@ def cases_plans(n, rng):
         yield (f"plans seed={seed}", fn)
 
 
+# ---------------------------------------------------------------- tensor_scalar: numbers and columns, in place, every dtype
+def cases_scalar(n, rng):
+    "tensor_scalar on fp32 and narrower destinations, of data's shape or another, numbers and (P, 1) columns good and bad."
+    ops = [nl.multiply, nl.add, nl.subtract, nl.maximum, nl.minimum, nl.divide, nl.less, nl.equal]
+    for k in range(n):
+        seed = int(rng.integers(0, 2**31))
+        def fn(cores, seed=seed):
+            r = np.random.default_rng(seed)
+            pick = lambda xs: xs[int(r.integers(0, len(xs)))]
+            core = NeuronCore(pick(['trn1', 'trn2', 'trn3'])); cores.append(core)
+            out = []
+            with use_core(core):
+                P, x, y = int(r.integers(1, 129)), int(r.integers(1, 9)), int(r.integers(1, 9))
+                shape = pick([(P, x), (P, x, y)])
+                a = _tile(r, shape, pick(DTS), pick([sbuf, sbuf, psum, hbm]), 'a')
+                d = ndarray(pick([shape, shape, (P, math.prod(shape[1:]))]), pick([float32, float32] + DTS),
+                            buffer=pick([sbuf, sbuf, psum]), name='d')
+                c = _tile(r, (pick([P, P, max(P - 1, 1)]), pick([1, 1, 2])), pick(DTS), pick([sbuf, sbuf, psum, hbm]), 'c')
+                s0 = pick([2.5, -1, np.float32(0.5), c, c[:, 0:1], 'x', None, np.ones((P, 1))])
+                op1, s1 = pick([(None, None), (pick(ops), pick([1.0, c, -3])), (nl.add, None)])
+                out.append(attempt(lambda: nisa.tensor_scalar(d, a, pick(ops), s0, reverse0=bool(r.integers(0, 2)), op1=op1,
+                                                              operand1=s1, reverse1=bool(r.integers(0, 2)),
+                                                              engine=pick([None, nisa.engine.vector, nisa.engine.scalar]))))
+                out.append(attempt(lambda: nisa.tensor_scalar(a, a, nl.multiply, c[:, 0:1], op1=nl.add, operand1=0.5)))  # in place
+                if len(shape) == 3:
+                    out.append(attempt(lambda: nisa.tensor_scalar(a[:, 1:, :], a[:, :x - 1, :] if x > 1 else a[:, :, :],
+                                                                  nl.subtract, 1.0, reverse0=True)))   # overlapping windows
+                out.append(attempt(lambda: nl.multiply(a, 3.0) if a.buffer.on_chip else None))
+                out += [attempt(lambda: d.numpy()), attempt(lambda: a.numpy())]
+            return out
+        yield (f"scalar seed={seed}", fn)
+
+
 GENERATORS = {'1d': cases_1d, '2d': cases_2d, 'ops': cases_ops, 'isa': cases_isa, 'bad': cases_bad,
-              'launch': cases_launch, 'plans': cases_plans}
-DEFAULT = {'1d': 150, '2d': 60, 'ops': 200, 'isa': 200, 'bad': 200, 'launch': 120, 'plans': 200}
+              'launch': cases_launch, 'plans': cases_plans, 'scalar': cases_scalar}
+DEFAULT = {'1d': 150, '2d': 60, 'ops': 200, 'isa': 200, 'bad': 200, 'launch': 120, 'plans': 200, 'scalar': 150}
 
 
 def dump(path, counts, seed=12345):

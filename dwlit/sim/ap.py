@@ -138,7 +138,7 @@ def strided(tensor, pairs, offset) -> np.ndarray:
     "The NumPy view of `tensor.storage` with `pairs` as (step, num) in elements, from `offset`: no copy."
     s = tensor.storage
     isz = s.itemsize
-    try: return np.ndarray([n for _, n in pairs], s.dtype, s, offset * isz, [st * isz if n > 1 else 0 for st, n in pairs])   # a step never taken
+    try: return np.ndarray(tuple([n for _, n in pairs]), s.dtype, s, offset * isz, tuple([st * isz if n > 1 else 0 for st, n in pairs]))   # a step never taken
     except ValueError:   # a step-0 pair so long that NumPy cannot index even a view of it
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown([list(p) for p in pairs])}: the view has "
                                  f"{math.prod(n for _, n in pairs):,} elements, more than NumPy can index") from None
@@ -151,7 +151,10 @@ def make_view(tensor, pattern, offset=0) -> View:
     if off is None or off < 0:
         raise AccessPatternError(f"tensor {tensor.name!r} pattern={shown(pattern)}: offset must be an integer >= 0, "
                                  f"got offset={shown(offset)}")
-    offset = off
+    return _view(tensor, pairs, off)
+
+def _view(tensor, pairs, offset) -> View:
+    "The view of `tensor` through `pairs` (a tuple of (step, num) Python-int pairs) from `offset`, bounds-checked."
     lo, hi = extent(pairs)
     if offset + lo < 0 or offset + hi >= tensor.size:
         raise AccessPatternError(f"out of bounds: tensor {tensor.name!r} ({tensor.buffer.name}, {tensor.size:,} elements) "
@@ -159,6 +162,12 @@ def make_view(tensor, pattern, offset=0) -> View:
                                  f"{offset + lo:,}..{offset + hi:,}, but the buffer holds addresses 0..{tensor.size - 1:,}")
     if tensor.buffer.on_chip: _check_partitions(tensor, pairs, offset)
     return View(tensor, pairs, offset, strided(tensor, pairs, offset))
+
+def _built(tensor, pairs, offset) -> View:
+    "`make_view` of a pattern dwlit built itself from checked integers (a tuple of (step, num) pairs): not parsed again."
+    if len(pairs) > 1 + MAX_FREE_DIMS or offset < 0 or min([n for _, n in pairs]) < 1:
+        return make_view(tensor, [list(p) for p in pairs], offset)          # the refusal, worded as always
+    return _view(tensor, pairs, offset)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #d226d901
 def _int_or_none(x):
@@ -217,13 +226,15 @@ def ap_explorer(t):
 def _basic(index, ndim, what) -> tuple:
     "`index` as one int or slice per axis; lists, arrays, masks, None and a second `...` are refused."
     items = index if isinstance(index, tuple) else (index,)
+    dots = 0
     for i in items:
-        if i is Ellipsis or isinstance(i, slice): continue
+        if isinstance(i, slice): continue
+        if i is Ellipsis: dots += 1; continue
         if isinstance(i, (bool, np.bool_, list, tuple, np.ndarray)) or not hasattr(i, '__index__'):
             raise SimulatorTypeError(f"{what}: index with integers, slices and at most one ... (basic indexing, which "
                                      f"gives a view), got {shown(i)}")
-    if sum(i is Ellipsis for i in items) > 1: raise SimulatorTypeError(f"{what}: an index can hold only one ...")
-    if Ellipsis in items:
+    if dots > 1: raise SimulatorTypeError(f"{what}: an index can hold only one ...")
+    if dots:
         k = items.index(Ellipsis)
         items = items[:k] + (slice(None),) * (ndim - len(items) + 1) + items[k + 1:]
     if len(items) > ndim: raise AccessPatternError(f"{what}: too many indices: {ndim} axes, got {len(items)}")
@@ -232,10 +243,17 @@ def _basic(index, ndim, what) -> tuple:
 # %% ../../nbs/sim/03_access_patterns.ipynb #f9d7cf88
 def _slice_fits(i: slice, n: int) -> bool:
     "True if the bounds slice `i` gives lie within an axis of length `n` (-n..n, and a backward start below n)."
-    fits = all(b is None or -n <= b <= n for b in (i.start, i.stop))
+    start, stop = i.start, i.stop
+    fits = (start is None or -n <= start <= n) and (stop is None or -n <= stop <= n)
     return fits and not ((i.step or 1) < 0 and i.start is not None and i.start >= n)
 
 _index_kinds, _in_order = {}, []   # name -> (priority, test, handler): indices beyond NumPy's basic ones; by priority
+
+def _basic_only(index) -> bool:
+    "True for an index of slices and Python ints only: NumPy's basic indexing, which no other index kind claims."
+    for i in (index if isinstance(index, tuple) else (index,)):
+        if not isinstance(i, (slice, int)): return False
+    return True
 
 def index_kind(name, priority, test, handler):
     "Let `t[index]` send an index for which `test(t, index)` holds to `handler(t, index)` (lower priority tried first)."
@@ -244,10 +262,10 @@ def index_kind(name, priority, test, handler):
 
 def index_view(x, index) -> View:
     "The view `x[index]` of a tensor or a view (basic indexing), with NKI's rule for integers on chip."
-    if index.__class__ is not slice:                     # NKI's other kinds of index (appendix 34b) register with index_kind
+    if not _basic_only(index):                           # NKI's other kinds of index (appendix 34b) register with index_kind
         for test, handler in _in_order:
             if test(x, index): return handler(x, index)
-    tensor = getattr(x, 'tensor', x)
+    tensor = x.tensor if isinstance(x, View) else x
     steps, shape, offset = _axes(x)
     what = _Named(x)                                          # how the messages name x
     pairs, on_chip = [], tensor.buffer.on_chip
@@ -261,22 +279,24 @@ def index_view(x, index) -> View:
             if not _slice_fits(i, n):                              # NumPy would cut the slice short; NKI does not
                 raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} reaches past its end (nl.ds(start, size) "
                                          f"needs start + size <= {n}); dwlit does not cut a slice short")
-            pairs.append([step * st, m]); offset += a * step
+            pairs.append((step * st, m)); offset += a * step
             continue
         j = operator.index(i)
         if not -n <= j < n: raise AccessPatternError(f"{what}: index {j} is out of range for axis {ax} of length {n}")
         offset += (j % n) * step
-        if on_chip and ax == 0: pairs.append([step, 1])      # NKI keeps the partition axis
-    if on_chip and len(pairs) < 2: pairs.append([1, 1])      # ... and at least one free axis
-    return make_view(tensor, pairs or [[1, 1]], offset)
+        if on_chip and ax == 0: pairs.append((step, 1))      # NKI keeps the partition axis
+    if on_chip and len(pairs) < 2: pairs.append((1, 1))      # ... and at least one free axis
+    return _built(tensor, tuple(pairs) or ((1, 1),), offset)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #202a7f23
 def _axes(x) -> tuple:
     "(steps, lengths, offset) of the axes of a tensor (row-major) or of a view."
     if isinstance(x, View): return [s for s, _ in x.pattern], [n for _, n in x.pattern], x.offset
+    shape = x.shape
+    if len(shape) == 2: return [shape[1], 1], shape, 0                 # the common case, a tile on chip
     steps, step = [], 1
-    for n in reversed(x.shape): steps.append(step); step *= n
-    return steps[::-1], x.shape, 0
+    for n in reversed(shape): steps.append(step); step *= n
+    return steps[::-1], shape, 0
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #7b4c0b83
 class _Named:
@@ -290,8 +310,19 @@ class _Named:
 def full_view(t) -> View:
     "The whole of tensor `t` as a view (a view passes through)."
     if isinstance(t, View): return t
+    if t.whole is not None: return View(t, *t.whole)          # pattern, offset and array made with the tensor
     steps, shape, _ = _axes(t)
-    return make_view(t, [[s, n] for s, n in zip(steps, shape)], 0)
+    return _built(t, tuple(zip(steps, shape)), 0)            # no pattern shows it whole: refused, with the rule
+
+def _whole(t):
+    """(pattern, 0, array) of tensor `t` seen whole, or None if no pattern can show it whole (full_view then refuses it).
+    Its checks in closed form: a row-major pattern from offset 0 reaches addresses 0 .. prod(shape) - 1, in bounds when
+    the storage holds prod(shape) elements; on chip its first step is then the partition size, its free walk one
+    partition. Kept by the tensor, not as a View: a View holds its tensor, a cycle only the garbage collector frees."""
+    if len(t.shape) > 1 + MAX_FREE_DIMS or t.storage.size != math.prod(t.shape): return None
+    steps, shape, _ = _axes(t)
+    pairs = tuple(zip(steps, shape))
+    return pairs, 0, strided(t, pairs, 0)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #02d8c90c
 def reshape_view(t, shape) -> View:

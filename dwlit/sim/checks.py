@@ -115,7 +115,11 @@ def check_ints(value, arg: str, # the argument's name, for the message
               ) -> tuple:
     "An ordered sequence of integers as a tuple of Python ints, each checked like `check_int`."
     items = _sequence(value, arg, length, 'integers')
-    if not names: return tuple(check_int(v, f"{arg}[{i}]", minimum, maximum) for i, v in enumerate(items))
+    if not names:
+        for v in items:                                              # plain ints in range: nothing to convert or word
+            if type(v) is not int or (minimum is not None and v < minimum) or (maximum is not None and v > maximum): break
+        else: return tuple(items)
+        return tuple(check_int(v, f"{arg}[{i}]", minimum, maximum) for i, v in enumerate(items))
     with errors_from(arg): return tuple(check_int(v, n, minimum, maximum) for n, v in zip(names, items))
 
 # %% ../../nbs/sim/30_checks.ipynb #285223d0

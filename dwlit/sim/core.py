@@ -26,8 +26,9 @@ class Allocator:
     free = property(lambda self: self.capacity - self.used)
 
     def check(self, name, nbytes, what=''):
-        "Raise `AllocationError` with the numbers unless `nbytes` are free (takes nothing)."
-        if nbytes > self.free:
+        "Raise `AllocationError` with the numbers unless `nbytes` are free (takes nothing); `what` may be a function giving the words."
+        if nbytes > self.capacity - self.used:
+            if callable(what): what = what()                # the message's words are made only when it is raised
             held = ', '.join(f"{n} {b:,} B" for n, b in list(self.live.values())[:6]) or 'nothing'
             budget = " (the simulator's HBM budget, MAX_HBM_BYTES: it keeps HBM in host memory)" if self.name == 'HBM' else ''
             raise AllocationError(f"{self.name} overflow: tensor {name!r} {what}needs {nbytes:,} {self.unit}, but only "
@@ -38,12 +39,20 @@ class Allocator:
         self.check(tensor.name, nbytes, what)
         self.live[tensor.id] = (tensor.name, nbytes)
         self.used += nbytes; self.peak = max(self.peak, self.used)
-        weakref.finalize(tensor, self.give_back, tensor.id)
+        ref = weakref.ref(tensor, _release)
+        _held[id(ref)] = ref, self, tensor.id
 
     def give_back(self, tid):
         "Return the bytes of tensor id `tid` (when it is collected, or its address is given to another)."
         self.used -= self.live.pop(tid, (None, 0))[1]
     def __repr__(self): return f"{self.name}: {self.used:,} {self.unit} in use, peak {self.peak:,}, capacity {self.capacity:,}"
+
+_held = {}      # for each live tensor taken: id of a weak reference to it -> (that reference, its allocator, its id)
+
+def _release(ref):
+    "A tensor was collected: give its bytes back to the allocator that reserved them."
+    _, alloc, tid = _held.pop(id(ref))
+    alloc.give_back(tid)
 
 # %% ../../nbs/sim/32_cores.ipynb #e812bb7a
 class NeuronCore:
@@ -59,7 +68,8 @@ class NeuronCore:
 
     def allocator(self, buffer) -> Allocator:
         "The allocator of `buffer` (an nl buffer): this core's SBUF or PSUM, or the HBM it sees."
-        return {'sbuf': self.sbuf, 'psum': self.psum}.get(buffer.name, self.hbm)
+        name = buffer.name
+        return self.sbuf if name == 'sbuf' else self.psum if name == 'psum' else self.hbm
     def __repr__(self): return f"NeuronCore({self.target.name}, program {self.program_id} of {self.num_programs}; {self.sbuf}; {self.psum})"
 
 _cores = [NeuronCore()]

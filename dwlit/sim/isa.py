@@ -13,7 +13,7 @@ import ml_dtypes
 from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints,
                               check_number, check_bool, errors_from, shown, Unmodelled, refuse_unmodelled)
 from .target import MAX_FREE_ELEMENTS, PSUM_BANKS, PSUM_BANK_BYTES, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
-from .memory import Tensor, ndarray, psum, sbuf, float32, float16, bfloat16
+from .memory import Tensor, ndarray, psum, sbuf, float32, float16, bfloat16, _tensor_of
 from .core import current_core
 from .ap import View, full_view
 
@@ -117,6 +117,7 @@ def _operand(op, arg, x) -> View:
 
 def _on_chip(op, **views):
     "Raise unless every view is in SBUF or PSUM (engines reach nothing else)."
+    if all([v.tensor.buffer.on_chip for v in views.values()]): return
     for arg, v in views.items():
         if not v.buffer.on_chip:
             raise SimulatorError(f"{op}: {arg} {v!r} is in {v.buffer.name}; engines read and write only SBUF and PSUM "
@@ -129,12 +130,16 @@ def _same(op, what, key, views):
 
 def _alike(op, **views):
     "Raise unless all views have the same partitions and the same elements per partition."
+    sizes = [(a.shape[0], a.size // a.shape[0]) for a in [v.array for v in views.values()]]
+    if sizes.count(sizes[0]) == len(sizes): return                     # alike; else _same words the refusal
     _same(op, 'partition counts', 'partitions', views)
     _same(op, 'elements per partition', 'free_size', views)
 
 def _distinct(op, dst):
     "Raise if destination `dst` names some address twice."
-    steps = sorted((abs(s), n) for s, n in (dst.pattern[1:] if dst.buffer.on_chip else dst.pattern) if n > 1)
+    steps = [(abs(s), n) for s, n in (dst.pattern[1:] if dst.tensor.buffer.on_chip else dst.pattern) if n > 1]
+    if len(steps) < 2 and (not steps or steps[0][0] > 0): return      # at most one axis moves, with a step: distinct
+    steps.sort()
     reach = 0
     for s, n in steps:                     # nested steps (each clears what the smaller ones reach) never repeat
         if s <= reach: break
@@ -251,9 +256,10 @@ def _hint(v): return getattr(v, 'name', v)               # an enum member or an 
 
 def record(instruction, engine, dst, srcs, partitions, free_elems, **attrs):
     "Count one issued instruction against the launch's budget, and append its record to every active trace."
-    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     core = current_core()
     if core.launch is not None: core.launch.count_instruction(dst)
+    if not _listeners: return                                # nobody listens: no record is made
+    attrs = {k: v for k, v in attrs.items() if v is not None or k not in _WHEN_GIVEN}
     for tr in _listeners: tr.add(instruction, engine, core.program_id, dst, srcs, partitions, free_elems, attrs)
 
 # %% ../../nbs/sim/04_instructions.ipynb #5230bd47
@@ -280,7 +286,9 @@ def memset(dst, value, engine=None, name=None):
     "Fill `dst` (SBUF or PSUM) with the number `value` (Vector engine)."
     dst = _operand('memset', 'dst', dst)
     _on_chip('memset', dst=dst)
-    with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
+    if type(value) is float or (type(value) is int and abs(value) <= 2**53): value = float(value)   # nothing to refuse
+    else:
+        with errors_from('memset'): value = check_number(value, 'value', finite=False)   # inf fills a max's start
     where = _engine('memset', engine, ('Vector', 'GpSimd'))
     _distinct('memset', dst)
     if dst.dtype.kind in 'iub': _check_narrow(dst, np.float64(value))  # an integer: exactly, or refused
@@ -308,6 +316,7 @@ REDUCE_OPS = ('add', 'subtract', 'multiply', 'maximum', 'minimum')   # the ALU t
 
 def _reduce_axes(axis, ndim) -> tuple:
     "The trailing free axes `axis` names (an int or a sequence of them), or an error listing the legal values."
+    if type(axis) is int and ndim > 1 and axis == ndim - 1: return (axis,)    # the last axis: legal
     axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
     legal = [tuple(range(k, ndim)) for k in range(ndim - 1, 0, -1)]
     if tuple(sorted(axes)) not in legal:
@@ -457,16 +466,26 @@ def dve_transpose(dst, data, perm=None):
 # %% ../../nbs/sim/04_instructions.ipynb #d00b19ea
 def _scalar(op, arg, x, data):
     "(values, view or None) of operand `x`: a number, or a (P, 1) tile of one value per partition of `data`."
-    if not isinstance(getattr(x, 'tensor', x), Tensor):
+    if not isinstance(_tensor_of(x), Tensor):
         with errors_from(op): return np.float32(check_number(x, arg)), None
     v = _operand(op, arg, x)
     _on_chip(op, **{arg: v})
-    if v.partitions != data.partitions or v.free_size != 1:
+    if v.array.shape[0] != data.partitions or v.array.size != v.array.shape[0]:       # (P, 1), P as data's
         raise SimulatorError(f"{op}: {arg} must be a number or a ({data.partitions}, 1) tile, one value per partition "
                              f"of data, got {v!r} of shape {v.shape}")
     return as_fp32(v.array).reshape(-1, 1), v
 
-def _apply(op, x, s, reverse): return op.ufunc(s, x) if reverse else op.ufunc(x, s)
+def _apply(op, x, s, reverse, out=None): return op.ufunc(s, x, out=out) if reverse else op.ufunc(x, s, out=out)
+
+def _scalar_values(dst: View, data: View, op0, s0, reverse0, op1, s1, reverse1):
+    "dst = (data op0 s0) op1 s1 in fp32, each s a number or a (P, 1) column; into an fp32 dst of data's shape, in place."
+    x = as_fp32(data.array)
+    if dst.dtype != float32 or dst.shape != x.shape:
+        x = _apply(op0, x.reshape(data.partitions, -1), s0, reverse0)
+        return write_values(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
+    column = lambda s: s if s.ndim == 0 else s.reshape(s.shape[:1] + (1,) * (x.ndim - 1))   # along every free axis
+    _apply(op0, x, column(s0), reverse0, out=dst.array)
+    if op1 is not None: _apply(op1, dst.array, column(s1), reverse1, out=dst.array)
 
 def _scalar_engine_ops(op0, op1):
     "Raise unless the Scalar engine of trn2 runs these operators: multiply, then add or nothing; or add alone."
@@ -484,8 +503,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     if (op1 is None) != (operand1 is None):
         raise SimulatorError(f"tensor_scalar: op1 and operand1 go together (both or neither), got op1={shown(op1)}, operand1={shown(operand1)}")
     if op1 is not None: _op('tensor_scalar', op1, arg='op1')
-    (s0, c0), (s1, c1) = (_scalar('tensor_scalar', k, x, data) if x is not None else (None, None)
-                          for k, x in (('operand0', operand0), ('operand1', operand1)))
+    s0, c0 = _scalar('tensor_scalar', 'operand0', operand0, data)
+    s1, c1 = _scalar('tensor_scalar', 'operand1', operand1, data) if operand1 is not None else (None, None)
     reverse0, reverse1 = check_bool(reverse0, 'reverse0'), check_bool(reverse1, 'reverse1')
     if getattr(engine, 'name', None) == 'gpsimd':
         raise NotModelledError("tensor_scalar: the GpSimd engine runs tensor_scalar only for nl.rsqrt (the ISA reference), "
@@ -494,9 +513,8 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
     if where == 'Scalar' and current_core().target.name == 'trn2':
         _scalar_engine_ops(op0, op1)
     _distinct('tensor_scalar', dst)
-    x = _apply(op0, as_fp32(data.array).reshape(data.partitions, -1), s0, reverse0)
-    write_values(dst, x if op1 is None else _apply(op1, x, s1, reverse1))
-    record('tensor_scalar', where, dst, (data,) + tuple(c for c in (c0, c1) if c is not None), dst.partitions,
+    _scalar_values(dst, data, op0, s0, reverse0, op1, s1, reverse1)
+    record('tensor_scalar', where, dst, tuple([data] + [c for c in (c0, c1) if c is not None]), dst.partitions,
            data.free_size, op0=op0.name, op1=op1 and op1.name, reverse0=reverse0, reverse1=reverse1, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #79dc9ba9
@@ -601,7 +619,7 @@ def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     record('iota', 'GpSimd', dst, (), dst.partitions, dst.free_size, offset=offset, channel_multiplier=mult, name=name)
 
 # %% ../../nbs/sim/04_instructions.ipynb #6226e7ce
-def _is_tile(x): return isinstance(getattr(x, 'tensor', x), Tensor)
+def _is_tile(x): return isinstance(_tensor_of(x), Tensor)
 
 def _tile_binary(op: Op, x, y, dtype=None):
     "nl.<op>(x, y): a new SBUF tile from one tensor_tensor or tensor_scalar instruction."

@@ -12,7 +12,7 @@ from .checks import (SimulatorError, SimulatorTypeError, NotModelledError, check
                               Unmodelled)
 from .target import get_target, PARTITIONS, PSUM_BANK_BYTES, PSUM_BANKS, PSUM_BANK_FP32, GEMM_STATIONARY_FMAX, GEMM_MOVING_FMAX
 from .core import current_core
-from .memory import Tensor, ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, DTYPES, as_dtype
+from .memory import Tensor, ndarray, sbuf, psum, hbm, private_hbm, shared_hbm, float32, DTYPES, as_dtype, _tensor_of
 from .isa import (add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less, less_equal, greater,
                            greater_equal, ACTIVATIONS, memset, tensor_reduce, tensor_copy, nc_matmul, dma_copy,
                            _not_modelled)
@@ -136,7 +136,7 @@ def store(dst, value):
 # %% ../../nbs/sim/06_programs.ipynb #33b869ba
 def _tile(x, arg, who) -> Tensor:
     "`x` if it is a tensor or a view of one, else an error naming `arg`."
-    if isinstance(getattr(x, 'tensor', x), Tensor): return x
+    if isinstance(_tensor_of(x), Tensor): return x
     raise SimulatorTypeError(f"{who}: {arg} must be a tile (a tensor or a view of one), got {arg}={shown(x)}")
 
 def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):

@@ -9,13 +9,12 @@ Docs: https://dwlit.github.io/dwlit/sim/launch.html.md"""
 # %% ../../nbs/sim/33_launch.ipynb #c3c04cce
 from __future__ import annotations
 import functools, inspect
-from collections import Counter
 from dataclasses import dataclass
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, check_bool, check_int, shown
 from .target import Target, get_target, MAX_HBM_BYTES, MAX_PROGRAMS, MAX_INSTRUCTIONS
 from .core import Allocator, NeuronCore, current_core, use_core
-from .memory import Tensor, DTYPES, hbm_tensor, shared_hbm, unset
+from .memory import Tensor, DTYPES, hbm_tensor, shared_hbm, unset, _tensor_of
 from .ap import View
 
 # %% auto #0
@@ -26,13 +25,13 @@ __all__ = ['SIMULATE', 'EXECUTORS', 'Launch', 'is_tensor_data', 'Job', 'to_numpy
 class Launch:
     "What the programs of one launch share: HBM, the shared_hbm tensors (in allocation order), the instruction count."
     def __init__(self):
-        self.hbm, self.shared, self.cursor, self.issued = Allocator('HBM', MAX_HBM_BYTES, 'B'), [], Counter(), 0
+        self.hbm, self.shared, self.cursor, self.issued = Allocator('HBM', MAX_HBM_BYTES, 'B'), [], {}, 0
         self.written = set()                                         # the memories (Tensor.id) instructions wrote
 
     def shared_tensor(self, shape, dtype, name) -> Tensor:
         "The launch's shared_hbm tensor number k of this program (made by the first program to ask)."
         pid = current_core().program_id
-        k = self.cursor[pid]; self.cursor[pid] += 1
+        k = self.cursor.get(pid, 0); self.cursor[pid] = k + 1
         if k == len(self.shared):
             t = Tensor(shape, dtype, shared_hbm, name, unset(int(np.prod(shape)), dtype))
             self.hbm.take(t, t.size * dtype.itemsize); self.shared.append(t)
@@ -124,7 +123,7 @@ def _check_result(r, fn, pid, inputs, n=2):
     if not items: raise SimulatorTypeError(f"{what} returned an empty {type(r).__name__}; {how}")
     for k, x in enumerate(items):
         said = f"{what} returned " + (f"as item {k} of its {type(r).__name__} " if items is r else '')
-        t = getattr(x, 'tensor', x)
+        t = _tensor_of(x)
         if not isinstance(t, Tensor): raise SimulatorTypeError(f"{said}an object of type {type(x).__name__}, not a tensor; {how}")
         if t.buffer.on_chip:
             raise SimulatorError(f"{said}{x!r}, which is in {t.buffer.name.upper()}: on-chip memory belongs to one program "
@@ -161,7 +160,8 @@ def simulate_kernel(kernel, *args, num_programs=1, target=None, cores=None, **kw
         raise SimulatorTypeError(f"cores must be a list (to receive each program's core) or None, got {type(cores).__name__}")
     launch = Launch()
     with use_core(NeuronCore(target, 0, n, None, launch.hbm)):    # inputs count against the launch's HBM
-        bound, inputs, arrays = _place(inspect.signature(fn), args, kwargs, getattr(fn, '__name__', 'kernel'))
+        sig = kernel.signature if isinstance(kernel, KernelFunction) else inspect.signature(fn)
+        bound, inputs, arrays = _place(sig, args, kwargs, getattr(fn, '__name__', 'kernel'))
     return executor_for(kernel).run(Job(fn, bound, inputs, arrays, n, target, launch, cores))
 
 # %% ../../nbs/sim/33_launch.ipynb #bc661c17
@@ -169,6 +169,7 @@ class KernelFunction:
     "A kernel: `k(...)` simulates it (one program), `k[n](...)` a grid of n; inside a kernel it is a plain call."
     def __init__(self, func, target=None, replay=False):
         self.func, self.target, self.replay = func, target, replay
+        self.signature = inspect.signature(func)            # its parameters, read once for every launch
         functools.update_wrapper(self, func)
     def __call__(self, *args, **kwargs):
         if current_core().launch is not None: return self.func(*args, **kwargs)

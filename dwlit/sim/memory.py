@@ -14,7 +14,7 @@ from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotMod
                               refuse_unmodelled)
 from .target import KiB, TARGETS, get_target, using_target, MAX_HBM_BYTES
 from .core import NeuronCore, current_core, use_core, reset_default_core
-from .ap import make_view, index_view, reshape_view, nki_method_error
+from .ap import make_view, index_view, reshape_view, nki_method_error, _whole
 
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
@@ -70,6 +70,8 @@ DTYPES = {**KERNEL_DTYPES, 'float8_e4m3': float8_e4m3, 'float8_e5m2': float8_e5m
 # %% ../../nbs/sim/02_memory.ipynb #6b458fe2
 def as_dtype(dtype, arg='dtype', allowed=KERNEL_DTYPES) -> np.dtype:
     "The dtype of `allowed` that `dtype` names (a name, a NumPy dtype or type), or an error listing them."
+    for dt in allowed.values():                                      # one of them already (NumPy's dtypes are singletons)
+        if dtype is dt: return dt
     refuse_unmodelled(dtype)                                         # an NKI dtype dwlit does not model: say so
     try: dt = allowed.get(dtype) or np.dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     except (TypeError, ValueError, KeyError): dt = None
@@ -99,6 +101,7 @@ class Tensor:
     def __init__(self, shape, dtype, buffer, name, storage):
         self.shape, self.dtype, self.buffer, self.name = tuple(shape), np.dtype(dtype), buffer, name
         self.storage, self.id = storage, next(_ids)
+        self.whole = _whole(self)      # what an instruction given the whole tensor sees: made and checked once, here
 
     size = property(lambda self: self.storage.size)
     partition_size = property(lambda self: self.storage.size // self.shape[0])  # elements per partition, on chip
@@ -180,12 +183,13 @@ def ndarray(shape, dtype, buffer=sbuf, name=None, address=None) -> Tensor:
     name, core, dtype = name or f"t{next(_ids)}", current_core(), as_dtype(dtype, allowed=DTYPES)
     shape, n = _check_request(shape, buffer, name, core)
     alloc = core.allocator(buffer)
-    if address is None: alloc.check(name, n * dtype.itemsize, f"{shape} {dtype.name} ")   # refused before any memory is taken
+    what = lambda: f"{shape} {dtype.name} "                                 # words for a message (dtype.name is slow)
+    if address is None: alloc.check(name, n * dtype.itemsize, what)        # refused before any memory is taken
     if buffer is shared_hbm and core.launch is not None and address is None:
         return core.launch.shared_tensor(shape, dtype, name)                  # one tensor for every program
     t = Tensor(shape, dtype, buffer, name, unset(math.prod(shape), dtype))
     if address is not None: _place_at(t, address, core)
-    alloc.take(t, n * dtype.itemsize, f"{shape} {dtype.name} ")
+    alloc.take(t, n * dtype.itemsize, what)
     return t
 
 # %% ../../nbs/sim/02_memory.ipynb #n17c0001
@@ -242,15 +246,19 @@ def hbm_tensor(array, name='input', buffer=hbm) -> Tensor:
     dtype = as_dtype(a.dtype, f"dtype of {name}", DTYPES)
     if a.ndim == 0: raise SimulatorError(f"{name} must have at least one axis, got a 0-d array {shown(a.item())}")
     nbytes = a.size * dtype.itemsize
-    core.hbm.check(name, nbytes, f"{a.shape} {dtype.name} ")
+    core.hbm.check(name, nbytes, lambda: f"{a.shape} {dtype.name} ")
     t = Tensor(a.shape, dtype, buffer, name, np.array(a, dtype=dtype, order='C').reshape(-1))
     core.hbm.take(t, nbytes)
     return t
 
 # %% ../../nbs/sim/02_memory.ipynb #957076e0
+def _tensor_of(x):
+    "The tensor under `x` (a view's tensor, or `x` itself), without asking a Tensor for an attribute it lacks."
+    return x if isinstance(x, Tensor) else getattr(x, 'tensor', x)
+
 def check_tensor(x, arg: str, ndim: int = None, form: str = '') -> object:
     "`x` if it is a simulated tensor (or a view) with `ndim` axes (`form` says what they mean), else an error naming `arg`."
-    if not isinstance(getattr(x, 'tensor', x), Tensor):
+    if not isinstance(_tensor_of(x), Tensor):
         how = ("run the kernel through simulate_kernel(kernel, ...) or decorate it with @kernel: they put NumPy "
                "arrays into HBM" if isinstance(x, np.ndarray) else "pass a NumPy array to the kernel")
         raise SimulatorTypeError(f"{arg} must be a simulated tensor, got {type(x).__name__}; {how}")
