@@ -18,12 +18,18 @@ import json, sys, time, numpy as np
 sys.path.insert(0, sys.argv[1]) if sys.argv[1] != '-' else None
 import dwlit
 from dwlit import simulate_kernel
-from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
-from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
-from dwlit.apps.layers import LAYERS, kernel_args, in_contract, programs_to_fit
+try:                                  # the package in parts (dwlit.kernels, dwlit.apps, dwlit.sim)
+    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
+    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
+    from dwlit.apps.layers import LAYERS, kernel_args, in_contract, programs_to_fit
+    from dwlit.sim import replay
+except ImportError:                   # a version from before the parts (9913cf5 and earlier): one flat dwlit/
+    from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
+    from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
+    from dwlit.layers import LAYERS, kernel_args, in_contract, programs_to_fit
+    from dwlit import replay
 def forget():
     "Drop every replayable program, in this version's layout (the replay was a module, then an executor)."
-    from dwlit.sim import replay
     (replay.REPLAY.forget if hasattr(replay, 'REPLAY') else replay.forget)()
 def ref1(img, f, pad):
     x = np.pad(img[:, :, 0, :].astype(np.float64), ((0, 0), (0, 0), pad)); W_out = x.shape[2] - f.shape[3] + 1

@@ -502,8 +502,6 @@ def test_exhaustive_explain_checks_left_here_from_the_chapter():
     assert t2.endswith('\n' + _cli.explain_conv2d((8, 96, 56, 56), (7, 7), ((3, 3), (3, 3)), predict_time=False))
 
 
-@pytest.mark.xfail(strict=True, reason="dwlit.sim.checks lists a sequence before comparing its length (R01 of the hostile "
-                   "report, the simulator's): range(10**10) as k runs out of memory; fixed there, this test passes")
 def test_a_range_of_ten_billion_as_a_kernel_size_is_refused_in_bounded_memory():
     code = ("import sys\nfrom dwlit.apps.cli import explain_conv2d\nfrom dwlit import SimulatorError\n"
             "try: explain_conv2d((1, 4, 5, 6), k=range(10**10))\nexcept SimulatorError as e: print('refused:', e); sys.exit(0)\n")

@@ -16,7 +16,7 @@ from browser import Chromium  # noqa: E402
 
 lab = tl.lab
 CHAPTER = '01_one_kernel'
-STUB, CHECK = 'def window_view(', 'check_window_view(window_view)'
+STUB, CHECK = 'from dwlit.exercises import check_window_view', 'check_window_view(window_view)'   # the stub cell imports its check first
 ANSWER = 'return img_full.ap([[T * image_size, P], [1, W_out], [1, W_f]], offset=c_tile * image_size)'
 
 # the index of the first code cell whose source starts with `prefix`, and the text of a cell's outputs

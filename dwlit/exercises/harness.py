@@ -25,7 +25,7 @@ class NotDone(Exception):
 
 @dataclass
 class Result:
-    "A check's verdict: `status` ('passed', 'not done' or 'wrong'), a `message` saying why, the `seed` of its cases, a picture (PNG)."
+    "A check's verdict: `status` ('passed', 'not done' or 'wrong'), a `message` saying why, its cases' `seed`, a picture (PNG)."
     exercise: str
     status: str
     message: str
