@@ -20,18 +20,33 @@ W_f and optionally padding=(l, r) ('same' if absent), programs (SPMD programs, e
 (passed to the kernel: a shape out of its contract prints the kernel's error instead of times).
 """
 import argparse
-from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
+
+from benchlib import set_memory_from_argv, set_threads_from_argv, use_impl_from_argv
+
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()   # --impl DIR: a prototype's dwlit package instead of the installed one
 import numpy as np
+from benchlib import (
+    CLOCK,
+    add_common_args,
+    check_close,
+    detail,
+    med,
+    profile,
+    report,
+    row,
+    shapes_of,
+    targets,
+    timed,
+    traced_replay,
+    warm,
+)
 from numpy.lib.stride_tricks import sliding_window_view
 
-from benchlib import (add_common_args, report, shapes_of, CLOCK, timed, med, traced_replay, check_close, row, detail,
-                      profile, targets, warm)
-from dwlit import simulate_kernel, AllocationError, SimulatorError
+from dwlit import AllocationError, SimulatorError, simulate_kernel
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
-from dwlit.kernels.tiling import PACK, div_ceil, C_TILE_SIZE
+from dwlit.kernels.tiling import C_TILE_SIZE, PACK, div_ceil
 
 F32 = np.float32
 

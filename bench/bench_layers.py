@@ -9,14 +9,16 @@ shapes (same columns, same targets line); the long-convolution layer and a strid
 instead, since they are out of its contract. About two minutes on a quiet machine with --repeat 5.
 """
 import argparse
-from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
+
+from benchlib import set_memory_from_argv, set_threads_from_argv, use_impl_from_argv
+
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()
-from benchlib import add_common_args, report
 import bench_conv1d as b1
 import bench_conv2d as b2
 import real_layers
+from benchlib import add_common_args, report
 
 
 def main(argv=None):

@@ -8,7 +8,12 @@ built beforehand. No checks, no records, no access-pattern parsing, no allocatio
 NaN-filled. A repeated launch of the simulator is replayed by `dwlit.sim.replay`, which joins each reduce with the
 multiplies it reads and runs of chunks into single steps, so the simulator can be faster than this bare replay.
 """
-import importlib, os, statistics, sys, time
+import importlib
+import os
+import statistics
+import sys
+import time
+
 import numpy as np
 
 
@@ -273,7 +278,8 @@ def detail(variants: dict, extra: dict, t: dict) -> str:
 
 def profile(fn, n=15):
     "cProfile one call of `fn`; print the `n` costliest functions by own time."
-    import cProfile, pstats
+    import cProfile
+    import pstats
     pr = cProfile.Profile(); pr.enable(); fn(); pr.disable()
     pstats.Stats(pr).sort_stats('tottime').print_stats(n)
 

@@ -19,7 +19,14 @@ Each version runs in its own worker process; every case is timed in turns (each 
 all see the same load. Process CPU time, BLAS on one thread; medians of the turns, ratios are medians of per-turn
 ratios. Outputs of the two versions are compared bit for bit ("same").
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

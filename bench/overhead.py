@@ -13,18 +13,23 @@ no-op intrinsics accept): the kernel's loops, calls and launch alone, a floor no
 instructions can go below. "Instructions" is the rest of the overhead, sim - kernel side - replay. Both move by about 10% from run to
 run on a shared machine.
 """
-import argparse, os, sys, time
-from benchlib import set_threads_from_argv, set_memory_from_argv, use_impl_from_argv
+import argparse
+import os
+import time
+
+from benchlib import set_memory_from_argv, set_threads_from_argv, use_impl_from_argv
+
 THREADS = set_threads_from_argv()
 MEMORY = set_memory_from_argv()
 IMPL = use_impl_from_argv()
 import numpy as np
-from benchlib import traced_replay, load_avg
+import real_layers
+from benchlib import load_avg, traced_replay
+
 from dwlit import simulate_kernel
-from dwlit.sim import isa
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-import real_layers
+from dwlit.sim import isa
 
 KINDS = ('tensor_tensor', 'tensor_reduce', 'memset', 'dma_copy')
 

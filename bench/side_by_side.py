@@ -10,8 +10,12 @@ versions' results are compared with a float64 NumPy reference (within 1e-4 of th
 other (the largest difference, in units of the output's largest value): a version that gets faster by computing
 something else is caught here. Shapes: the 1D and 2D benchmark shapes of bench_conv1d.py and bench_conv2d.py, and
 every real layer of chapter 25 that the kernels take, at batch 1 and 2."""
-import argparse, json, os, statistics, subprocess, sys, time
-from pathlib import Path
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
 
 WORKER = r'''
 import json, sys, time, numpy as np
@@ -96,7 +100,9 @@ def main():
     ap.add_argument('--only', choices=('1d', '2d', 'layers'))
     ap.add_argument('--first', action='store_true', help="time first launches: forget every replayable program first")
     a = ap.parse_args()
-    import numpy as np, tempfile
+    import tempfile
+
+    import numpy as np
     old, new = Worker(a.old), Worker(a.new)
     specs = []
     if a.only in (None, '1d'): specs += [['1d', 4, 512, 4096, wf] for wf in (3, 7, 31)]

@@ -2,7 +2,9 @@
 
 The browser and its driver are Debian's (`apt-get install chromium chromium-driver`): both paths are given, so
 Selenium Manager has nothing to find or download. Without them the tests skip with `MISSING`."""
-import os, shutil, tempfile
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 CHROMIUM, CHROMEDRIVER = '/usr/bin/chromium', '/usr/bin/chromedriver'

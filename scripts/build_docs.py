@@ -21,7 +21,15 @@ Where Quarto is installed, `nbdev-docs` builds the same pages the standard nbdev
 Notes (printed with --verbose): cells that mix imports with other code are staged with their imports split off
 (nbdev-proc-nbs runs such cells whole); backticked names nbdev linked to an API entry that does not exist (a private
 helper, a method) are linked to their page instead."""
-import ast, importlib, json, re, shutil, subprocess, sys, time, uuid
+import ast
+import importlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -461,7 +469,8 @@ _re_data_img = re.compile(r'<img (?![^>]*_anim_img)([^>]*?)src="data:image/png;b
 
 def _image_file(m) -> str:
     "An inline PNG (a cell's HTML output) written to _images/, so that a link can open it (a data: URL cannot)."
-    import base64, hashlib
+    import base64
+    import hashlib
     data = base64.b64decode(m.group(2))
     name = f"_images/{hashlib.sha256(data).hexdigest()}.png"
     (out / name).parent.mkdir(exist_ok=True)

@@ -4,7 +4,8 @@ A chapter is `nbs/PART/NN_name.ipynb`, where PART is the folder of the book's pa
 exports, e.g. `nbs/kernels/`); chapters are numbered through the whole book. Its title and one-line description come from its first markdown cell
 (`# Title` and `> description`, the nbdev convention). Chapters are grouped into the sections below by number:
 a new notebook joins the sidebar and the index on its own; a new section is one line in `SECTIONS`."""
-import json, re
+import json
+import re
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent

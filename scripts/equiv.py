@@ -19,21 +19,30 @@ change a good one); and launches (what a kernel returns, which arguments become 
 `compare` exits 1 and shows the first differences if any case differs; with `--expect REGEX`, a case whose first
 difference is a call the new code refuses with a message matching REGEX (a deliberate new rule) is counted apart.
 """
-import hashlib, math, os, pickle, re, sys
+import hashlib
+import math
+import os
+import pickle
+import re
+import sys
+
 if os.environ.get('PYTHONHASHSEED') != '0':   # a set of strings prints in hash order: the same order in every dump
     os.environ['PYTHONHASHSEED'] = '0'; os.execv(sys.executable, [sys.executable] + sys.argv)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bench'))
-from benchlib import use_impl_from_argv   # noqa: E402  (bench/benchlib.py: --impl DIR)
+from benchlib import use_impl_from_argv  # noqa: E402  (bench/benchlib.py: --impl DIR)
+
 IMPL = use_impl_from_argv()
-import numpy as np
 import ml_dtypes
+import numpy as np
+
 import dwlit
-from dwlit import simulate_kernel, trace, kernel, SimulatorError
+from dwlit import SimulatorError, kernel, simulate_kernel, trace
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.sim import isa as nisa
+from dwlit.sim import language as nl
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.memory import ndarray, float32, float16, bfloat16, sbuf, psum, hbm, shared_hbm
-from dwlit.sim import isa as nisa, language as nl
+from dwlit.sim.memory import bfloat16, float16, float32, hbm, ndarray, psum, sbuf, shared_hbm
 
 DT = {'float32': np.float32, 'float16': np.float16, 'bfloat16': ml_dtypes.bfloat16}
 DTS = [float32, float16, bfloat16]
@@ -305,7 +314,7 @@ def _item(r, pick):
 
 
 def cases_bad(n, rng):
-    for k in range(n):
+    for _k in range(n):
         seed = int(rng.integers(0, 2**31))
         def fn(cores, seed=seed):
             r = np.random.default_rng(seed)
@@ -500,7 +509,7 @@ def cases_plans(n, rng):
 def cases_scalar(n, rng):
     "tensor_scalar on fp32 and narrower destinations, of data's shape or another, numbers and (P, 1) columns good and bad."
     ops = [nl.multiply, nl.add, nl.subtract, nl.maximum, nl.minimum, nl.divide, nl.less, nl.equal]
-    for k in range(n):
+    for _k in range(n):
         seed = int(rng.integers(0, 2**31))
         def fn(cores, seed=seed):
             r = np.random.default_rng(seed)

@@ -5,7 +5,9 @@ below) and DWLIT_FIGURE_LOG=<file>: each figure pyplot creates is noted, and at 
 made it the figure is measured and one JSON line is appended to the log: the notebook, the cell's first line and what
 breaks the rules (nothing, for a legible figure). tests/test_site.py reads the log. Without DWLIT_FIGURE_LOG the hook
 does nothing. `python scripts/figure_log.py NOTEBOOK...` runs notebooks this way and prints what it finds."""
-import json, os, sys
+import json
+import os
+import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,6 +55,7 @@ def hook(fig):
 def run(paths) -> list:
     "Run notebooks as nbdev-test does and return the figures logged."
     import tempfile
+
     import matplotlib
     from nbdev.test import test_nb
     log = Path(tempfile.mkstemp(suffix='.jsonl')[1])

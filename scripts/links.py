@@ -1,6 +1,7 @@
 """Link checks for the notebooks: the anchors a page defines and the links that point at them (the sources and glossary
 chapters run these, and tests/test_repo.py runs them over the whole book)."""
-import json, re
+import json
+import re
 from pathlib import Path
 
 

@@ -17,11 +17,13 @@
    one alone: nbdev's lists only modules with long docstrings, under its own page names.
 
 `python scripts/make_readme.py` writes all four; `--check` writes nothing and fails, naming the stale files."""
-import json, re, sys
+import json
+import re
+import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from chapters import root, nbs, notebook, sidebar_yml, chapter_list_md, title_and_description  # noqa: E402
+from chapters import chapter_list_md, nbs, notebook, root, sidebar_yml, title_and_description  # noqa: E402
 
 index = nbs / 'index.ipynb'
 START, END = '<!-- chapters -->', '<!-- /chapters -->'

@@ -6,7 +6,10 @@ a 390 px phone, and its longest run of folded cells with no text between. tests/
     python scripts/measure_pages.py --build 10_conv1d_kernels 13_dilation     # build, then measure these pages
 
 Needs Debian's chromium and chromium-driver (see scripts/browser.py)."""
-import functools, http.server, sys, threading
+import functools
+import http.server
+import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 

@@ -7,7 +7,9 @@ python renumber.py ROOT --map 02_memory=02_memory,... [--apply]     only these c
 Renames nbs/PART/NN_x.ipynb (within its part's folder), and rewrites in every text file of the repository: file stems (NN_x),
 link labels ([8](07_x.ipynb) -> the linked chapter's new number), and prose references "chapter 8",
 "chapters 8 and 13", "chapters 9-10", "appendix 28" (all numbers through the same old -> new map)."""
-import re, subprocess, sys
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 root = Path(sys.argv[1]).resolve()

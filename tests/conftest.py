@@ -7,7 +7,6 @@ test command (`bash scripts/test`) and CI do. A whole file joins a lane through 
 import numpy as np
 import pytest
 
-import dwlit
 from dwlit.sim.core import NeuronCore, use_core
 
 FILE_LANES = {'test_site.py': 'site', 'test_jupyterlab.py': 'browser', 'test_jupyterlab_exercise.py': 'browser'}

@@ -1,11 +1,14 @@
 "Property tests for access patterns: every valid pattern reads what an explicit index computation says; every out-of-bounds one raises."
 import itertools
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from dwlit.sim.memory import ndarray, float32, sbuf, hbm
-from dwlit.sim.core import NeuronCore, use_core
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from dwlit.sim.checks import AccessPatternError, SimulatorError
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import float32, hbm, ndarray, sbuf
 
 
 def explicit_addresses(pattern, offset):

@@ -3,13 +3,24 @@ answer to each fails with the rule it breaks named, a stub is *not done*, and th
 import numpy as np
 import pytest
 
-import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
+import dwlit.nki.language as nl
 from dwlit.exercises import EXERCISES, NotDone, reveal_solution
-from dwlit.exercises.apps import (check_layer_call, check_refusal, check_strided_conv1d, check_conv2d_multiplies,
-                                  check_running_sum, check_matches, check_explain_dispatch, layer_call_solution,
-                                  conv1d_strided_tile_solution, conv2d_multiplies_solution, running_sum_solution,
-                                  matches_solution, explain_dispatch_solution, TOL)
+from dwlit.exercises.apps import (
+    TOL,
+    check_conv2d_multiplies,
+    check_explain_dispatch,
+    check_layer_call,
+    check_matches,
+    check_refusal,
+    check_running_sum,
+    check_strided_conv1d,
+    conv1d_strided_tile_solution,
+    conv2d_multiplies_solution,
+    explain_dispatch_solution,
+    layer_call_solution,
+    matches_solution,
+)
 
 CHECKS = {'25.1': check_layer_call, '25.2': check_refusal, '26.1': check_strided_conv1d,
           '26.2': check_conv2d_multiplies, '27.1': check_running_sum,

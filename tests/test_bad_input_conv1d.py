@@ -9,21 +9,33 @@ Each test replaces one argument of a valid call by a generated value of one of t
   value   zero, negative, or a value a rule refuses: a SimulatorError naming the argument;
   huge    10**9 and beyond: the right answer or a SimulatorError, within the time and memory limits.
 """
-import re, signal, sys, time, tracemalloc
+import re
+import signal
+import sys
+import time
+import tracemalloc
 from contextlib import contextmanager
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, example, strategies as st, HealthCheck
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from dwlit import simulate_kernel, kernel, SimulatorError
-from dwlit.sim.checks import SimulatorTypeError
-from dwlit.sim.target import MAX_PROGRAMS
-from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.memory import ndarray, float32
-from dwlit.kernels.conv1d import conv1d_geometry, conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing, conv1d_sbuf_bytes
+from dwlit import SimulatorError, kernel, simulate_kernel
+from dwlit.kernels.conv1d import (
+    conv1d_depthwise_bf01_oi01_bf01,
+    conv1d_depthwise_default,
+    conv1d_depthwise_f_packing,
+    conv1d_geometry,
+    conv1d_sbuf_bytes,
+)
+from dwlit.kernels.conv1d_plan import conv1d_plan, max_W, sbuf_report
+from dwlit.kernels.im2col import broadcast_ap, read_map, window_ap
 from dwlit.kernels.tiling import dispatch_decision, instruction_free_sizes, spmd_tile_table
-from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan
-from dwlit.kernels.im2col import read_map, window_ap, broadcast_ap
+from dwlit.sim.checks import SimulatorTypeError
+from dwlit.sim.core import NeuronCore, use_core
+from dwlit.sim.memory import float32, ndarray
+from dwlit.sim.target import MAX_PROGRAMS
 
 SECONDS, MEGABYTES = 10, 200          # every call ends within these, whatever it is given
 LINE_NUMBER = re.compile(r"\bL\d{2,4}\b")
@@ -58,7 +70,8 @@ def bounded():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
         if limits is not None:
-            import resource; resource.setrlimit(resource.RLIMIT_AS, limits)
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, limits)
         _, peak = tracemalloc.get_traced_memory(); tracemalloc.stop()
         assert peak < MEGABYTES * 2**20, f"peak memory {peak / 2**20:.0f} MB"
 

@@ -4,18 +4,42 @@ for wrong kinds also a `TypeError`) whose message names the argument.
 
 Each call runs in a forked child with a time limit and an address-space limit, so that a hang, a huge allocation or
 a crash is reported as a failed contract instead of taking the test run (or the machine) down."""
-import os, pickle, re, resource, select, signal, time
+import os
+import pickle
+import re
+import resource
+import select
+import signal
+import time
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, example, strategies as st, HealthCheck
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
 
+from dwlit.kernels.conv2d import _check_conv2d_args, conv2d_plan, h_tile_budget
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K
+from dwlit.kernels.dilation import (
+    calc_dilated_dimension,
+    calc_inverse_dilated_dimension,
+    dilate_tile,
+    dilated_row_sources,
+    h_window_plan,
+    plan_errors,
+    tile_rows,
+)
+from dwlit.kernels.layouts import (
+    contiguous_runs,
+    convert_layout,
+    f01b_gather,
+    in_perm_label,
+    parse_conv_labels,
+    parse_layout,
+    tiled_dve_transpose_210,
+)
+from dwlit.sim.checks import SimulatorError, SimulatorTypeError
 from dwlit.sim.core import NeuronCore, use_core
 from dwlit.sim.memory import hbm_tensor
-from dwlit.sim.checks import SimulatorError, SimulatorTypeError
-from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget, _check_conv2d_args
-from dwlit.kernels.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilated_row_sources, h_window_plan,
-                            plan_errors, tile_rows, dilate_tile, PAD, ZERO)
-from dwlit.kernels.layouts import parse_layout, parse_conv_labels, convert_layout, in_perm_label, f01b_gather, contiguous_runs, tiled_dve_transpose_210
 
 SECONDS = 20          # per call; every call here needs well under a second when it behaves
 MEGABYTES = 1500      # address space a call may add; the machine is shared, so a runaway allocation must fail fast

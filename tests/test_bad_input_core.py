@@ -6,15 +6,16 @@ and arrays, zero and huge sizes, views, bools). Nothing is timed: the work is bo
 huge input here would take minutes (or terabytes) if it were not refused first, and every accepted one is small.
 """
 import math
-import numpy as np
-import ml_dtypes
-import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from dwlit import nl, nisa, simulate_kernel
-from dwlit.sim.memory import ndarray, hbm_tensor, float32, bfloat16, sbuf, psum, hbm, shared_hbm
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from dwlit import nisa, nl, simulate_kernel
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.target import TARGETS
+from dwlit.sim.memory import float32, hbm, hbm_tensor, ndarray, psum, sbuf, shared_hbm
 from dwlit.sim.target import MAX_HBM_BYTES, MAX_PROGRAMS
 
 SETTINGS = dict(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -330,7 +331,7 @@ def test_write_takes_real_numbers_only(a):
 
 def test_dtype_arguments_are_named_or_refused():
     "as_dtype and kernel_dtype (chapter 2) take a name, a NumPy dtype or a type, and refuse the rest by name."
-    from dwlit.sim.memory import as_dtype, kernel_dtype, DTYPES, int8
+    from dwlit.sim.memory import DTYPES, as_dtype, int8, kernel_dtype
     assert as_dtype('bfloat16').itemsize == 2 and as_dtype('>f4') == float32       # a byte order is still float32
     assert as_dtype('int8', allowed=DTYPES) == int8                                  # a tensor may hold int8 and fp8
     assert kernel_dtype('bfloat16').name == 'bfloat16'

@@ -5,7 +5,9 @@
   typed); every chapter of the book proper (1-29) then has its exercises, each with a check;
 - every figure the notebooks draw is legible at the size the site shows it (text >= 10 px): scripts/figure_log.py
   measures each figure while nbdev-test runs the notebooks (scripts/test), and this reads its log."""
-import json, re, sys
+import json
+import re
+import sys
 from pathlib import Path
 
 import pytest

@@ -1,5 +1,11 @@
 """The `dwlit` command as a user runs it: the installed console script, in a subprocess."""
-import contextlib, io, os, re, shutil, subprocess, sys
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -254,7 +260,7 @@ def test_explain_a_row_longer_than_any_partition_names_the_longest_that_fits():
 
 def test_explain_a_real_layer():
     "--layer NAME plans a preset of chapter 25 on the fewest programs that fit; --batch, --programs, --dtype, --target."
-    from dwlit.apps.layers import LAYERS, programs_to_fit
+    from dwlit.apps.layers import programs_to_fit
     r = dwlit('explain', '--layer', 'mamba-2.8b')
     out, flat = r.stdout, ' '.join(r.stdout.split())
     assert r.returncode == 0 and out.startswith('layer mamba-2.8b: Mamba-2.8B'), r.stderr
@@ -284,7 +290,7 @@ def test_explain_list_layers_names_every_preset():
     assert r.returncode == 0 and max(map(len, lines)) <= 100
     rows = {l.split()[0]: l for l in lines if l.split() and l.split()[0] in LAYERS}
     assert list(rows) == list(LAYERS)
-    from dwlit.apps.cli import main                                     # in this process: 29 starts of dwlit are slow
+    from dwlit.apps.cli import main  # in this process: 29 starts of dwlit are slow
     for name, line in rows.items():                                # and every name it lists is taken, or refused
         assert line.endswith('yes') == (not in_contract(name)), line
         out, err = io.StringIO(), io.StringIO()
@@ -388,12 +394,12 @@ def test_a_huge_seed_is_refused_shortened():
 
 @pytest.mark.parametrize("text", ['1,2,\u0663', '1,2,\uff13', '1,2,3.0', '1,2,1_0', '1,,2', '', '+1,2,3'])
 def test_parse_ints_takes_ascii_digits_only(text):
-    from dwlit.apps.cli import parse_ints, UsageError
+    from dwlit.apps.cli import UsageError, parse_ints
     with pytest.raises(UsageError, match='--shape must be 3 comma-separated integers'): parse_ints(text, '--shape', (3,), 1)
 
 
 def test_parse_ints_reads_leading_zeros_and_refuses_long_values_without_reading_them():
-    from dwlit.apps.cli import parse_ints, UsageError
+    from dwlit.apps.cli import UsageError, parse_ints
     assert parse_ints('0000000000000000000000000007', '--batch', (1,), 1) == (7,)
     with pytest.raises(UsageError, match=r"--batch must be <= 10,000,000, got '1000"): parse_ints('1' + '0' * 100000, '--batch', (1,), 1)
     with pytest.raises(UsageError, match=r"--padding must be >= 0, got '-9"): parse_ints('-' + '9' * 100, '--padding', (1,), 0)
@@ -412,7 +418,8 @@ def test_build_docs_without_the_dev_extra_says_so_in_one_line(tmp_path):
 # --- the Python-level functions: every argument checked at the entry, the rule named, bounded work -----------------
 
 from dwlit import SimulatorError  # noqa: E402
-from dwlit.apps import cli as _cli, tour as _tour  # noqa: E402
+from dwlit.apps import cli as _cli  # noqa: E402
+from dwlit.apps import tour as _tour
 
 
 @pytest.mark.parametrize("call,says", [

@@ -1,11 +1,13 @@
 """The 1D depthwise kernels against an independent NumPy implementation, over random shapes, dtypes and programs."""
 import re
-import numpy as np
-import ml_dtypes
-import pytest
-from hypothesis import given, settings, assume, strategies as st, HealthCheck
 
-from dwlit import simulate_kernel, SimulatorError, AllocationError
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from dwlit import AllocationError, SimulatorError, simulate_kernel
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing
 
 DTYPES = {'float32': (np.float32, 1e-5), 'float16': (np.float16, 2e-3), 'bfloat16': (ml_dtypes.bfloat16, 1.6e-2)}
@@ -192,8 +194,8 @@ def test_float64_input_is_refused():
 def test_sbuf_error_advises_more_programs_only_when_one_tile_fits(data):
     "A call that does not fit SBUF: the message says more programs would fit exactly when one channel tile alone fits."
     from dwlit.kernels.conv1d import conv1d_sbuf_bytes
-    from dwlit.kernels.tiling import div_ceil, PACK, program_tiles
     from dwlit.kernels.conv1d_plan import conv1d_plan
+    from dwlit.kernels.tiling import PACK, div_ceil, program_tiles
     from dwlit.sim.target import TARGETS
     long_rows = data.draw(st.booleans())                          # few channels and long rows, or many and short
     N = data.draw(st.integers(1, 2))

@@ -1,17 +1,25 @@
 """The pure planning functions of dwlit.kernels.conv1d_plan against traced runs of the simulated entry point."""
 import re
 from collections import Counter
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from dwlit import simulate_kernel, trace, kernel, current_core, SimulatorError, AllocationError
-from dwlit.sim.target import MAX_PROGRAMS
-from dwlit.sim.target import TARGETS
+from dwlit import AllocationError, SimulatorError, current_core, kernel, simulate_kernel, trace
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01, conv1d_sbuf_bytes
-from dwlit.kernels.tiling import (dispatch_decision, spmd_tile_table, instruction_free_sizes, div_ceil, program_tiles,
-                                  plot_tiles, plot_chunks)
-from dwlit.kernels.conv1d_plan import sbuf_report, max_W, conv1d_plan
+from dwlit.kernels.conv1d_plan import conv1d_plan, max_W, sbuf_report
+from dwlit.kernels.tiling import (
+    dispatch_decision,
+    div_ceil,
+    instruction_free_sizes,
+    plot_chunks,
+    plot_tiles,
+    program_tiles,
+    spmd_tile_table,
+)
+from dwlit.sim.target import MAX_PROGRAMS, TARGETS
 
 
 @st.composite

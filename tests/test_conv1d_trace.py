@@ -1,14 +1,24 @@
 """The trace contract of the 1D depthwise path (the original's instruction order, its exact count, no nc_matmul) and
 its SBUF need."""
-import dataclasses, time
+import dataclasses
+import time
 from collections import Counter
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import simulate_kernel, trace, kernel, current_core, AllocationError, SimulatorError, using_target
-from dwlit.kernels.conv1d import (conv1d_depthwise_bf01_oi01_bf01, conv1d_depthwise_default, conv1d_depthwise_f_packing,
-                                  conv1d_sbuf_bytes, conv1d_instruction_count, conv1d_emit_order, check_conv1d_emit_order)
+from dwlit.kernels.conv1d import (
+    check_conv1d_emit_order,
+    conv1d_depthwise_bf01_oi01_bf01,
+    conv1d_depthwise_default,
+    conv1d_depthwise_f_packing,
+    conv1d_emit_order,
+    conv1d_instruction_count,
+    conv1d_sbuf_bytes,
+)
+from dwlit.sim import AllocationError, SimulatorError, current_core, kernel, simulate_kernel, trace, using_target
 
 
 def ceil(a, b): return -(-a // b)
@@ -105,7 +115,7 @@ def test_each_kernel_called_directly_keeps_the_original_order(s, path):
     fn = {'default': conv1d_depthwise_default, 'f_packing': conv1d_depthwise_f_packing}[path]
     img, filt = np.ones((N, C, 1, W), np.float32), np.ones((C, 1, 1, W_f), np.float32)
     with trace() as tr:
-        y = simulate_kernel(fn, img, filt, np.zeros((N, C, 1, W_out), np.float32), ((0, 0), pad), num_programs=k)
+        simulate_kernel(fn, img, filt, np.zeros((N, C, 1, W_out), np.float32), ((0, 0), pad), num_programs=k)
     chunks = 1 if path == 'default' else ceil(W_out, ceil(512, W_f))
     check_conv1d_emit_order(tr, N, C, W_out, W_f, sum(pad) > 0, k, path)
     assert len(tr) == conv1d_instruction_count(N, C, W_out, W_f, sum(pad) > 0, k, chunks)

@@ -1,13 +1,18 @@
 """The 2D depthwise kernel with LHS dilation against a separately written NumPy reference, its trace contract,
 its SBUF accounting, the literal bookkeeping's failures, and its errors."""
-import itertools, re
+import itertools
+import re
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, example, event, strategies as st, HealthCheck
-from dwlit import trace, simulate_kernel, SimulatorError
+from hypothesis import HealthCheck, assume, event, example, given, settings
+from hypothesis import strategies as st
+
+from dwlit import SimulatorError, simulate_kernel, trace
+from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K
+from dwlit.kernels.conv2d import conv2d_plan, h_tile_budget
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.memory import hbm_tensor, float32, float16, bfloat16
-from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as K, conv2d_plan, h_tile_budget
+from dwlit.sim.memory import bfloat16, float16, float32, hbm_tensor
 
 
 def reference(img, filt, padding, lhs_dilation):
@@ -258,8 +263,9 @@ def test_the_2d_order_check_can_fail():
 
 def test_chapter_14_checks():
     "The checks chapter 14 once showed: the argument checker, the budget for other dtypes, the plan's numbers."
-    from dwlit.kernels.conv2d import _check_conv2d_args, SBUF_BUDGET_BYTES
     from fastcore.test import test_fail
+
+    from dwlit.kernels.conv2d import SBUF_BUDGET_BYTES, _check_conv2d_args
     assert _check_conv2d_args(((1, 2), (0, 3)), lhs_dilation=(2, 1)) == (((1, 2), (0, 3)), (2, 1), None)
     assert _check_conv2d_args([[0, 0], [0, 0]], stride=(1, 1), rhs_dilation=None, in_perm=[1, 0, 3, 2])[2] == (1, 0, 3, 2)
     assert _check_conv2d_args(np.array([[1, 2], [0, 3]]), lhs_dilation=np.array([2, 1]))[:2] == (((1, 2), (0, 3)), (2, 1))

@@ -2,14 +2,23 @@
 DMA runs against a brute-force count, and the conventions' marks. The scheduler's tests are in tests/test_timeline.py."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError, NeuronCore, use_core
+from dwlit import NeuronCore, SimulatorError, kernel, nisa, nl, simulate_kernel, trace, use_core
+from dwlit.analysis.cost import (
+    COST_MODELS,
+    contiguous_run,
+    cost_model,
+    dma_runs,
+    dtype_bytes,
+    instruction_cost,
+    pe_tflops,
+    vector_cycles,
+)
+from dwlit.analysis.timeline import predict  # a dependent instruction's penalty is decided where it is scheduled
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.analysis.cost import (cost_model, instruction_cost, dtype_bytes, COST_MODELS, dma_runs, contiguous_run, pe_tflops,
-                        vector_cycles)
-from dwlit.analysis.timeline import predict            # a dependent instruction's penalty is decided where it is scheduled
 
 
 def _trace(fn, *args, **kw):
@@ -288,7 +297,9 @@ def test_bad_input_errors():
 # --- the conventions: every field marked, each varied field doing what its row says ---------------------------------
 
 def test_every_field_is_marked_cited_or_assumed_at_its_definition():
-    import inspect, re
+    import inspect
+    import re
+
     import dwlit.analysis.cost
     from dwlit.analysis.cost import CONVENTIONS, CostModel
     fields = [f for f in CostModel.__dataclass_fields__ if f != 'target']
@@ -297,7 +308,8 @@ def test_every_field_is_marked_cited_or_assumed_at_its_definition():
     assert {f: CONVENTIONS[f][0] for f in fields} == {f: comments.get(f) for f in fields}
     assert all(s in ('CITED', 'ASSUMED') for s, _, _ in CONVENTIONS.values())
     # every anchor named is an entry of the sources chapter
-    import json, pathlib
+    import json
+    import pathlib
     src = ''.join(''.join(c['source']) for c in json.loads(
         (pathlib.Path(__file__).parent.parent / 'nbs' / 'reference' / '37_sources.ipynb').read_text())['cells'])
     anchors = set(re.findall(r'<a id="([\w-]+)"></a>', src))
@@ -472,8 +484,15 @@ def test_engines_without_a_cost_rule_are_refused():
 
 def test_every_function_checks_what_it_is_given():
     "A record of a trace, a model, a number: each refused by name when it is something else (never an AttributeError)."
-    from dwlit.analysis.cost import (isa_cycles, perf_mode_lift, scalar_cycles, pe_cycles, gpsimd_cycles, dma_lanes,
-                                     fixed_cycles, SimulatorTypeError)
+    from dwlit.analysis.cost import (
+        dma_lanes,
+        fixed_cycles,
+        gpsimd_cycles,
+        isa_cycles,
+        pe_cycles,
+        perf_mode_lift,
+        scalar_cycles,
+    )
     ins = _trace(_vector_ops, np.ones((128, 300), np.float32), nl.float32).instructions[2]
     m = cost_model('trn1')
     calls = [(lambda: contiguous_run(None), 'acc'), (lambda: dma_runs(None), 'ins'), (lambda: isa_cycles('x'), 'ins'),

@@ -2,15 +2,28 @@
 with an independent recount from the traces, every ASSUMED convention is varied, the answer's words follow the numbers,
 and bad arguments are refused by name."""
 import re
+
 import numpy as np
 import pytest
 
-from dwlit.sim import SimulatorError, SimulatorTypeError
-from dwlit.analysis.cost import cost_model, CONVENTIONS, CostModel
-from dwlit.analysis.timeline import predict
+from dwlit.analysis.cost import CONVENTIONS, CostModel, cost_model
+from dwlit.analysis.decision_map import (
+    MAX_MAP_TRACES,
+    VARIANTS,
+    answer,
+    design_side,
+    engine_map,
+    flips,
+    on_target,
+    robustness,
+    shapes_won,
+    verdict,
+    win_counts,
+    win_table,
+)
 from dwlit.analysis.race import TUNED
-from dwlit.analysis.decision_map import (engine_map, win_counts, VARIANTS, robustness, verdict, on_target,
-                                         flips, shapes_won, answer, design_side, win_table, MAX_MAP_TRACES)
+from dwlit.analysis.timeline import predict
+from dwlit.sim import SimulatorError, SimulatorTypeError
 
 
 @pytest.fixture(scope='module')
@@ -111,7 +124,7 @@ def test_the_answer_says_what_the_maps_say():
     assert said == shapes_won(m1, "trn1", "float32", "PE, diagonal weights")
     win = m1.winners('trn1', 'float32')[0]
     cells = [(s, w) for i, s in enumerate(m1.sizes) for j, w in enumerate(m1.widths) if m1.names[win[i, j]] == 'PE, diagonal weights']
-    for s, w in cells: assert str(w) in said or 'every W_out' in said or said == 'every shape'   # every width it wins is named
+    for _s, w in cells: assert str(w) in said or 'every W_out' in said or said == 'every shape'   # every width it wins is named
 
 
 @pytest.mark.parametrize("call,cls,words", [

@@ -2,11 +2,17 @@
 bad argument refused with a SimulatorError that names it."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import trace, kernel, simulate_kernel, SimulatorError, SimulatorTypeError
+from dwlit.contenders.dense_pe import (
+    MAX_DENSE,
+    conv1d_dense_on_pe_array,
+    depthwise_as_dense,
+    pe_macs,
+)
 from dwlit.kernels.reference import depthwise1d, output_width
-from dwlit.contenders.dense_pe import conv1d_dense_on_pe_array, depthwise_as_dense, pe_macs, dense_conv1d_args, MAX_DENSE
+from dwlit.sim import SimulatorError, SimulatorTypeError, kernel, simulate_kernel, trace
 
 
 @settings(max_examples=15, deadline=None)

@@ -5,13 +5,14 @@ import json
 import math
 import time
 from pathlib import Path
+
 import numpy as np
 import pytest
 
-from dwlit import nl, nisa
-from dwlit.sim import SimulatorError
+from dwlit import nisa, nl
 from dwlit.exercises import EXERCISES, NotDone, reveal_solution
 from dwlit.exercises import designs as D
+from dwlit.sim import SimulatorError
 
 NBS = Path(__file__).resolve().parent.parent / 'nbs'
 ALL = {n: (e.check, e.solution) for n, e in EXERCISES.items() if e.check.__module__ == 'dwlit.exercises.designs'}

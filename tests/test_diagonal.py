@@ -1,13 +1,14 @@
 """Chapter 17's diagonal-weight designs (dwlit.contenders.diagonal): right on random shapes in 1D and 2D, tiled over long
 rows and big filters, and bad calls refused by name."""
-import numpy as np
 import ml_dtypes
+import numpy as np
 import pytest
-from hypothesis import given, settings, assume, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import trace, SimulatorError
+from dwlit.contenders.diagonal import DIAG_BUDGET_BYTES, conv1d_depthwise_diagonal_pe, conv2d_depthwise_diagonal_pe
 from dwlit.kernels.reference import depthwise1d, depthwise2d, output_width
-from dwlit.contenders.diagonal import conv1d_depthwise_diagonal_pe, conv2d_depthwise_diagonal_pe, DIAG_BUDGET_BYTES
+from dwlit.sim import SimulatorError, trace
 
 
 @settings(max_examples=20, deadline=None)

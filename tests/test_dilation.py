@@ -1,8 +1,18 @@
 """Dilation sizes, the dilate-and-scatter kernel and the H-window plan, checked against independent constructions."""
 import numpy as np
-from hypothesis import given, settings, assume, strategies as st
-from dwlit.kernels.dilation import (calc_dilated_dimension, calc_inverse_dilated_dimension, dilate_tile, h_window_plan,
-                            plan_errors, dilated_row_sources, PAD, ZERO)
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from dwlit.kernels.dilation import (
+    PAD,
+    ZERO,
+    calc_dilated_dimension,
+    calc_inverse_dilated_dimension,
+    dilate_tile,
+    dilated_row_sources,
+    h_window_plan,
+    plan_errors,
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -72,10 +82,19 @@ def test_literal_plan_smallest_failures():
 
 def test_refusals_name_the_argument():
     "Chapter 13's functions refuse bad arguments naming them (the hostile-input report's cases among them)."
-    import re, pytest
+    import re
+
+    import pytest
+
+    from dwlit.kernels.dilation import (
+        draw_dilated,
+        draw_h_window,
+        h_window_animation,
+        h_window_widget,
+        plan_table,
+        tile_rows,
+    )
     from dwlit.sim import SimulatorError
-    from dwlit.kernels.dilation import (plan_table, tile_rows, draw_dilated, draw_h_window, h_window_widget,
-                                        h_window_animation, HTile)
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     t = h_window_plan(5, 3, (2, 3), 2, 3)[1]
     for call, msg in [(lambda: plan_table([]), "plan must be a non-empty list of HTile records"),
@@ -99,6 +118,7 @@ def test_refusals_name_the_argument():
 def test_dilate_tile_matches_the_reference():
     "dilate_tile against chapter 7's dilate_pad on a grid of shapes, dilations and paddings."
     import itertools
+
     from dwlit.kernels.reference import dilate_pad
     rng = np.random.default_rng(0)
     for H, W, dh, dw, pl, pr in itertools.product((1, 3), (1, 4), (1, 2, 4), (1, 3), (0, 2), (0, 1)):

@@ -2,23 +2,41 @@
 cases, says 'not done yet' for a stub, and fails every typical wrong answer below with the message that teaches what
 is wrong (matched by phrase). The wrong answers that the old checks let through are in test_hostile_answers.py."""
 import io
+
 import numpy as np
 import pytest
 from PIL import Image
 
-from dwlit import nl, nisa
-from dwlit.kernels.tiling import div_ceil
-from dwlit.kernels.tiling import spmd_tile_table
+from dwlit import nisa, nl
+from dwlit.exercises import (
+    EXERCISES,
+    NotDone,
+    Result,
+    check_chunk_loop,
+    check_conv1d_tile,
+    check_dilated_row,
+    check_filter_view,
+    check_h_tile,
+    check_program_channels,
+    check_window_view,
+    progress,
+    reveal_solution,
+)
+from dwlit.exercises.harness import Grader, _call, dataflow
+from dwlit.exercises.kernels import (
+    _h_cases,
+    _h_tile_verdict,
+    _kernel_channels,
+    conv1d_tile_solution,
+    h_tile_solution,
+    program_channels_solution,
+    window_view_solution,
+)
 from dwlit.kernels.dilation import calc_dilated_dimension, h_window_plan, plan_errors
-from dwlit.exercises import (EXERCISES, NotDone, Result, progress, reveal_solution, check_window_view, check_filter_view,
-                             check_conv1d_tile, check_program_channels, check_chunk_loop, check_dilated_row, check_h_tile)
-from dwlit.exercises.harness import Grader, dataflow, _call
-from dwlit.exercises.kernels import (window_view_solution, conv1d_tile_solution, program_channels_solution,
-                                     h_tile_solution, _kernel_channels, _h_cases, _h_tile_verdict)
+from dwlit.kernels.tiling import div_ceil, spmd_tile_table
 from dwlit.sim.checks import AccessPatternError, SimulatorError
-from dwlit.sim.tracing import trace
 from dwlit.sim.core import NeuronCore, use_core
-
+from dwlit.sim.tracing import trace
 
 ALL = {n: (e.check, e.solution) for n, e in EXERCISES.items() if e.check.__module__ == 'dwlit.exercises.kernels'}
 

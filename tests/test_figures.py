@@ -12,7 +12,9 @@ and its figure measured, as the site shows it: saved at the figure's dpi, shown 
 
 A new drawing function needs an entry in SAMPLES (how to call it); the test says so. tests/test_site.py checks the
 saved figures of the notebooks themselves on the built site (shown 1:1, drawn at dpi >= 100)."""
-import inspect, re, sys
+import inspect
+import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +25,9 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
 import dwlit  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'scripts'))
-from legible import legibility, MIN_TEXT_PX  # noqa: E402  (the one home of the rule: scripts/legible.py)
+from legible import MIN_TEXT_PX, legibility  # noqa: E402  (the one home of the rule: scripts/legible.py)
 
 _re_drawing = re.compile(r'^(plot|draw|show)_\w+$|^\w+_animation$')
 
@@ -119,7 +122,8 @@ def _engine_map():
 
 def drawing_functions() -> list:
     "('module.function', function) for every exported drawing function of dwlit."
-    import importlib, pkgutil
+    import importlib
+    import pkgutil
     out = []
     for m in pkgutil.walk_packages(dwlit.__path__, 'dwlit.'):
         leaf = m.name.rpartition('.')[2]

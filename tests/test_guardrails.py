@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dwlit
-from dwlit import nl, nisa, simulate_kernel, kernel, SimulatorError, NotModelledError
+from dwlit import NotModelledError, SimulatorError, kernel, nisa, nl, simulate_kernel
 
 
 def _double_into(out_buffer, ret):
@@ -117,12 +117,12 @@ def test_unmodelled_nki_names_say_so_and_list_what_is_modelled(ns, name, hint):
 
 def test_unknown_names_and_private_names():
     with pytest.raises(NotModelledError, match=r"nl.ndaray is not a name dwlit models \(did you mean nl.ndarray\?\)"):
-        nl.ndaray
+        nl.ndaray   # noqa: B018 (the attribute access is what must raise)
     with pytest.raises(AttributeError) as e:          # dunder and private lookups stay plain AttributeErrors
-        nl.__wrapped__
+        nl.__wrapped__   # noqa: B018 (the attribute access is what must raise)
     assert not isinstance(e.value, NotModelledError)
     assert dwlit.NotModelledError is NotModelledError
-    import copy, pickle
+    import pickle
     assert pickle.loads(pickle.dumps(nisa.memset)) is nisa.memset and pickle.loads(pickle.dumps(nl.ndarray)) is nl.ndarray
 
 
@@ -140,6 +140,7 @@ def test_unmodelled_name_inside_a_kernel():
 def test_the_1d_entry_point_refuses_more_than_max_instructions_before_running():
     "N = 10**6 batch elements of a tiny row: refused from the plan at once, not after a minute of simulation."
     import time
+
     from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
     x, f = np.ones((10**6, 1, 1, 4), np.float32), np.ones((1, 1, 1, 3), np.float32)
     t0 = time.perf_counter()
@@ -153,7 +154,8 @@ def test_the_1d_entry_point_refuses_more_than_max_instructions_before_running():
 def test_touch_counts_is_bounded_before_it_allocates():
     "A 2^27-element step-0 view of a 4-element tensor: refused at once (it used to peak at 3.2 GB)."
     import resource
-    from dwlit.sim.ap import touch_counts, MAX_TOUCH_ELEMENTS
+
+    from dwlit.sim.ap import MAX_TOUCH_ELEMENTS, touch_counts
     from dwlit.sim.core import NeuronCore, use_core
     with use_core(NeuronCore('trn1')):
         t = nl.ndarray((4,), nl.float32, buffer=nl.hbm, name='t')

@@ -6,16 +6,28 @@ a table can do. (Exercise 26.1's answers run once chapter 26's checks, `dwlit.ex
 import numpy as np
 import pytest
 
-from dwlit import nl, nisa
-from dwlit.kernels.tiling import div_ceil
+from dwlit import nisa, nl
+from dwlit.exercises import (
+    EXERCISES,
+    check_conv1d_tile,
+    check_dilated_row,
+    check_window_view,
+)
+from dwlit.exercises.kernels import (
+    _channel_cases,
+    _gather_cases,
+    _h_cases,
+    _row_cases,
+    _tile_cases,
+    b01f_gather_solution,
+    conv1d_rhs_dilated_tile_solution,
+    conv1d_tile_solution,
+    h_tile_solution,
+    program_channels_solution,
+    program_rows_solution,
+)
 from dwlit.kernels.dilation import h_window_plan
-from dwlit.exercises import (EXERCISES, check_window_view, check_filter_view, check_conv1d_tile, check_program_channels,
-                             check_chunk_loop, check_dilated_row, check_h_tile, check_rhs_dilated_tile, check_tap_chunks,
-                             check_b01f_gather, check_program_rows, check_definition_loop, check_dilated_width,
-                             check_fewest_programs, check_layout_permutation, check_h_tile_rows)
-from dwlit.exercises.kernels import (conv1d_tile_solution, program_channels_solution, h_tile_solution,
-                                     conv1d_rhs_dilated_tile_solution, b01f_gather_solution, program_rows_solution,
-                                     _tile_cases, _channel_cases, _h_cases, _gather_cases, _row_cases)
+from dwlit.kernels.tiling import div_ceil
 
 rng0 = lambda: np.random.default_rng(0)
 KERNEL_EXERCISES = [n for n, e in EXERCISES.items() if e.check.__module__ == 'dwlit.exercises.kernels']

@@ -5,15 +5,16 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dwlit.nki.language as nkl
-from dwlit import nl, nisa
+from dwlit import nisa, nl
 from dwlit.kernels.reference import depthwise1d
-from dwlit.sim.checks import check_ints, SimulatorError
+from dwlit.sim.checks import SimulatorError, check_ints
 from dwlit.sim.core import NeuronCore
 from dwlit.sim.launch import kernel
-from dwlit.sim.memory import ndarray, unset, sbuf
+from dwlit.sim.memory import ndarray, sbuf, unset
 
 
 def tile(shape=(4, 8), dtype='float32', fill=1.0):

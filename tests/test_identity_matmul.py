@@ -2,11 +2,12 @@
 every multiply, and bad calls refused by name."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import trace, SimulatorError
-from dwlit.kernels.reference import depthwise2d
 from dwlit.contenders.identity_matmul import conv2d_depthwise_identity_matmul
+from dwlit.kernels.reference import depthwise2d
+from dwlit.sim import SimulatorError, trace
 
 
 @settings(max_examples=25, deadline=None)

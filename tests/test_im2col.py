@@ -1,11 +1,13 @@
 """Virtual im2col: the window view is the im2col matrix without a copy, and each element of a padded row is read up to W_f times."""
-import numpy as np
 import re
-import pytest
-from hypothesis import given, settings, assume, strategies as st
 
-from dwlit.sim import trace, NeuronCore, use_core, ndarray, float32, SimulatorError
-from dwlit.kernels.im2col import window_ap, broadcast_ap, read_map
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from dwlit.kernels.im2col import broadcast_ap, read_map, window_ap
+from dwlit.sim import NeuronCore, SimulatorError, float32, ndarray, trace, use_core
 
 
 @settings(max_examples=100, deadline=None)

@@ -2,11 +2,12 @@
 nc_matmul's default accumulation as in the public kernel, and bad calls refused by name."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import trace, SimulatorError
-from dwlit.kernels.reference import depthwise1d, output_width
 from dwlit.contenders.implicit_gemm import conv1d_depthwise_implicit_gemm
+from dwlit.kernels.reference import depthwise1d, output_width
+from dwlit.sim import SimulatorError, trace
 
 
 @settings(max_examples=20, deadline=None)

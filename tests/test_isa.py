@@ -4,10 +4,11 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import dwlit
-from dwlit import nl, nisa, trace, simulate_kernel, kernel, SimulatorError, AllocationError, NotModelledError
+from dwlit import AllocationError, NotModelledError, SimulatorError, kernel, nisa, nl, simulate_kernel, trace
 from dwlit.sim.core import NeuronCore, use_core
 from dwlit.sim.target import using_target
 
@@ -129,7 +130,7 @@ def test_each_program_has_its_own_sbuf_and_shared_hbm_output():
     def write_pid(x):
         out = nl.ndarray((4, 8), nl.float32, buffer=nl.shared_hbm, name='out')
         # 150 KiB per partition: two programs sharing one SBUF could not both hold this
-        hog = nl.ndarray((128, 150 * 256), nl.float32, buffer=nl.sbuf, name='hog')
+        nl.ndarray((128, 150 * 256), nl.float32, buffer=nl.sbuf, name='hog')
         t = nl.ndarray((1, 8), nl.float32, buffer=nl.sbuf, name='t')
         nisa.memset(t, float(nl.program_id(0)))
         nisa.dma_copy(out.ap([[8, 1], [1, 8]], offset=8 * nl.program_id(0)), t)
@@ -201,7 +202,6 @@ def test_gpsimd_copy_refuses_psum(src_buf, dst_buf):
     with fresh('trn2'):
         src = nl.ndarray((4, 8), nl.float32, buffer=src_buf, name='src'); nisa.memset(src, 2.0)
         dst = nl.ndarray((4, 8), nl.bfloat16, buffer=dst_buf, name='dst')
-        which = 'dst' if dst_buf is nl.psum else 'src'          # dst is checked first
         with pytest.raises(SimulatorError, match="tensor_copy: the GpSimd engine cannot access PSUM"):
             nisa.tensor_copy(dst, src, engine=nisa.engine.gpsimd)
         for eng in (nisa.engine.vector, nisa.engine.scalar):

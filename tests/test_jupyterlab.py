@@ -4,14 +4,22 @@ JupyterLab runs on 127.0.0.1 on a free port with a token and opens no browser of
 drives it. The notebook is a copy in a temporary folder (running it must not rewrite nbs/), and the server and its
 kernels are stopped whatever happens. The chapter and widget are the first entry of LAB that exists.
 The figure must change and must not come back blank (the share of drawn pixels is compared with the first figure)."""
-import json, os, secrets, signal, socket, subprocess, sys, time, urllib.request
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
-from browser import Chromium, have_chromium, MISSING  # noqa: E402
+from browser import MISSING, Chromium, have_chromium  # noqa: E402
 from chapters import notebook  # noqa: E402
 
 # chapter:widget, the first whose notebook exists and has slider widgets. Default: chapter 9's dispatch explorer,

@@ -4,7 +4,9 @@ and its check with Shift+Enter, see the check pass, and run all cells again with
 
 The JupyterLab server, the browser and the JavaScript helpers are those of tests/test_jupyterlab.py (Debian's headless
 Chromium; skipped with a reason when it is missing, an error when DWLIT_REQUIRE_BROWSER is set)."""
-import json, sys, time
+import json
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,7 +82,7 @@ def test_a_reader_completes_exercise_1_1(exercises_lab):
         ActionChains(d).send_keys(Keys.END).key_down(Keys.SHIFT).send_keys(Keys.HOME).key_up(Keys.SHIFT).send_keys(ANSWER).perform()
         src = tl._wait(d, f"const s = (() => {{ {SOURCE} }})(); return s.includes({json.dumps(ANSWER)}) ? s : null;"
                        .replace('arguments[0]', str(stub)), 30, "the typed answer to reach the cell")
-        assert 'NotDone' not in src and src.rstrip().endswith(ANSWER), src
+        assert 'raise NotDone' not in src and src.rstrip().endswith(ANSWER), src
         d.save_screenshot(str(artifacts / f'{CHAPTER}_stub_edited.png'))
 
         # Shift+Enter runs the stub and moves to the check; Shift+Enter again runs the check

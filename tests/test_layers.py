@@ -2,18 +2,30 @@
 the kernels against the framework reference (JAX present and absent), the isolation of the XLA child process, and
 the exhaustive and bad-argument checks that the chapters leave here."""
 import inspect
-import os
-import sys
 
 import numpy as np
 import pytest
 
-from dwlit import SimulatorError, TARGETS
 import dwlit.apps.layers as L
-from dwlit.apps.layers import (LAYERS, Layer, RefCase, Reference, get_layer, in_contract, kernel_args, explain_args,
-                               programs_to_fit, layer_plan, run_layer, framework_reference, xla_reference, numpy_reference,
-                               jax_dimension_numbers)
-from dwlit.apps.networks import compare, error_bound, check_runs, layer_case, layers_table, plot_network
+from dwlit import TARGETS, SimulatorError
+from dwlit.apps.layers import (
+    LAYERS,
+    Layer,
+    RefCase,
+    Reference,
+    explain_args,
+    framework_reference,
+    get_layer,
+    in_contract,
+    jax_dimension_numbers,
+    kernel_args,
+    layer_plan,
+    numpy_reference,
+    programs_to_fit,
+    run_layer,
+    xla_reference,
+)
+from dwlit.apps.networks import check_runs, compare, error_bound, layer_case, layers_table, plot_network
 
 HAS_JAX = L.jax_available()
 needs_jax = pytest.mark.skipif(not HAS_JAX, reason="JAX is not installed (pip install -e '.[xla]')")
@@ -315,7 +327,8 @@ def test_programs_to_fit_searches_within_the_budget():
 
 def test_one_target_runs_table_and_plot(small_runs):
     "A run priced on one target only: the table and the picture show that target (no KeyError for the others)."
-    import matplotlib; matplotlib.use('Agg')
+    import matplotlib
+    matplotlib.use('Agg')
     one = run_layer('conformer-m', 1, targets=('trn2',))
     assert 'predicted µs (trn2)' in layers_table([one], check_runs([one], 'numpy'))
     plot_network([one], 'Input: one layer. Output: its predicted time on trn2')

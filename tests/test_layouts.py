@@ -1,12 +1,23 @@
 """Dimension labels, layout conversion, the f01b gather pattern and the DVE transpose, against explicit indexing."""
 import itertools
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from dwlit import SimulatorError, trace
+from dwlit.kernels.layouts import (
+    contiguous_runs,
+    convert_layout,
+    f01b_gather,
+    in_perm_label,
+    parse_conv_labels,
+    parse_layout,
+    tiled_dve_transpose_210,
+)
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.memory import ndarray, hbm, float32
-from dwlit.kernels.layouts import parse_layout, parse_conv_labels, convert_layout, f01b_gather, tiled_dve_transpose_210, in_perm_label, contiguous_runs
+from dwlit.sim.memory import float32, hbm, ndarray
 
 
 @settings(max_examples=200, deadline=None)
@@ -121,8 +132,9 @@ def test_contiguous_runs_refuses_ragged_and_float_input():
 
 def test_chapter_12_checks():
     "The checks chapter 12 once showed: decoding, round trips, in_perm, the transpose on a wide image and its refusals."
-    from dwlit.kernels.layouts import check_transpose
     from fastcore.test import test_fail
+
+    from dwlit.kernels.layouts import check_transpose
     f01b = parse_layout('f01b')
     assert (f01b.axis('f'), f01b.axis('b')) == (0, 3)
     assert parse_layout('bf01').perm_to_canonical == (0, 1, 2, 3)
@@ -161,8 +173,9 @@ def test_chapter_12_checks():
 
 
 def test_draw_gather_refuses_by_name():
-    from dwlit.kernels.layouts import draw_gather
     from fastcore.test import test_fail
+
+    from dwlit.kernels.layouts import draw_gather
     with use_core(NeuronCore()):
         img = ndarray((3, 3, 4, 2), float32, buffer=hbm)
         v = img.ap(*f01b_gather(3, 3, 4, 2, n=1))

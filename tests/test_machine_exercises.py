@@ -2,16 +2,28 @@
 and on fixed seeds, says 'not done yet' for a stub, refuses bad arguments by name, and fails plausible wrong answers
 with the message that names the rule they break (matched by phrase)."""
 import time
+
 import numpy as np
 import pytest
 
-from dwlit import nl, nisa
-from dwlit.exercises import (EXERCISES, NotDone, check_partition_bytes, check_free_transpose, check_row_range,
-                             check_engine_elements, check_strided_rows)
-from dwlit.exercises.machine import (partition_bytes_solution, free_transpose_solution, row_range_solution,
-                                     engine_elements_solution, strided_rows_solution, _dealt)
-from dwlit.sim import SimulatorError, SimulatorTypeError
+from dwlit import nisa, nl
+from dwlit.exercises import (
+    EXERCISES,
+    NotDone,
+    check_engine_elements,
+    check_free_transpose,
+    check_partition_bytes,
+    check_row_range,
+    check_strided_rows,
+)
+from dwlit.exercises.machine import (
+    _dealt,
+    engine_elements_solution,
+    partition_bytes_solution,
+    strided_rows_solution,
+)
 from dwlit.kernels.tiling import div_ceil
+from dwlit.sim import SimulatorError, SimulatorTypeError
 
 MACHINE = {n: e for n, e in EXERCISES.items() if e.check.__module__ == 'dwlit.exercises.machine'}
 

@@ -2,16 +2,16 @@
 dtype and buffer rules, the 4-free-dimension limit, the wider ISA) as a small kernel of our own, checked against an
 independent NumPy computation. Each test fails on semantics that differ from the reference."""
 import math
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import dwlit.nki as nki
-import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
-from dwlit import trace, simulate_kernel, SimulatorError, NotModelledError, AccessPatternError
+import dwlit.nki.language as nl
+from dwlit import AccessPatternError, NotModelledError, SimulatorError, simulate_kernel, trace
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.target import using_target
 
 RNG = np.random.default_rng(17)
 
@@ -159,7 +159,7 @@ def test_unmodelled_names_raise_not_modelled_error_naming_them():
     with pytest.raises(NotModelledError, match="nl.erf_dx is part of NKI"):
         nl.erf_dx(None)
     with pytest.raises(NotModelledError, match="nl.gelu_typo is not a name dwlit models"):
-        nl.gelu_typo
+        nl.gelu_typo   # noqa: B018 (the attribute access is what must raise)
 
 
 def test_nki_names_can_be_stored_at_import_and_refuse_when_used():

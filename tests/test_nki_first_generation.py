@@ -2,14 +2,15 @@
 tutorials write theirs (nl.arange / nl.mgrid indices, masks, tile-returning instructions, operators on tiles, block
 axes, 2-D grids), each checked against an independent NumPy computation on its own inputs."""
 import math
+
 import numpy as np
 import pytest
 
-import dwlit.neuronxcc.nki as nki                     # the first generation's package name, served by dwlit
-import dwlit.neuronxcc.nki.language as nl
+import dwlit.neuronxcc.nki as nki  # the first generation's package name, served by dwlit
 import dwlit.neuronxcc.nki.isa as nisa
+import dwlit.neuronxcc.nki.language as nl
+from dwlit import AccessPatternError, NotModelledError
 from dwlit.neuronxcc.nki.language import par_dim
-from dwlit import SimulatorError, NotModelledError, AccessPatternError, trace
 
 RNG = np.random.default_rng(29)
 

@@ -1,13 +1,14 @@
 """Each instruction dwlit added for NKI's wider ISA (appendix 34d) and the integer dtypes, as property tests against
 NumPy on generated inputs: the numbers NumPy computes from the reference's description, never from dwlit."""
-import numpy as np
 import ml_dtypes
+import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
-from dwlit import SimulatorError, NotModelledError, AccessPatternError
+import dwlit.nki.language as nl
+from dwlit import NotModelledError, SimulatorError
 from dwlit.sim.memory import NeuronCore, use_core
 from dwlit.sim.nki1 import promote
 

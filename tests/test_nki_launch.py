@@ -2,16 +2,17 @@
 and that every public name of NKI exists: modelled, or a stand-in that raises NotModelledError naming itself."""
 import importlib
 import os
+
 import numpy as np
 import pytest
 
 import dwlit.nki as nki
-import dwlit.nki.language as nl
 import dwlit.nki.isa as nisa
-from dwlit import SimulatorError, SimulatorTypeError, NotModelledError
+import dwlit.nki.language as nl
+from dwlit import NotModelledError, SimulatorError
 from dwlit.sim.checks import Unmodelled
 from dwlit.sim.memory import current_core
-from dwlit.sim.nki_launch import NKI_NAMES, coverage, TARGET_VARIABLE
+from dwlit.sim.nki_launch import NKI_NAMES, TARGET_VARIABLE, coverage
 
 FACADES = {'nl': 'dwlit.nki.language', 'nisa': 'dwlit.nki.isa', 'nki': 'dwlit.nki', 'nisa.constants': 'dwlit.nki.isa.constants',
            'nki.compiler': 'dwlit.nki.compiler', 'nki.collectives': 'dwlit.nki.collectives'}
@@ -46,9 +47,9 @@ def test_the_coverage_table_is_read_from_the_facades():
 
 def test_a_name_of_neither_generation_is_refused_at_once():
     with pytest.raises(NotModelledError, match="nl.arangee is not a name dwlit models, nor one of NKI's.*did you mean nl.arange"):
-        nl.arangee
+        nl.arangee   # noqa: B018 (the attribute access is what must raise)
     with pytest.raises(NotModelledError, match="nisa.dve_transpose is not a name dwlit models"):
-        nisa.dve_transpose                                           # dwlit's own instruction: not NKI's
+        nisa.dve_transpose                                           # dwlit's own instruction: not NKI's   # noqa: B018 (the attribute access is what must raise)
     with pytest.raises(ImportError):
         exec("from dwlit.nki.isa import not_an_nki_name", {})
 
@@ -70,7 +71,7 @@ def test_the_target_follows_nki_simulator():
     old = os.environ.pop(TARGET_VARIABLE, None)
     try:
         probe(x)                                                     # unset: trn3, NKI's simulator without a chip
-        for v, t in (('trn1', 'trn1'), ('inf2', 'trn1'), ('gen3', 'trn2'), ('gen4', 'trn3')):
+        for v, _t in (('trn1', 'trn1'), ('inf2', 'trn1'), ('gen3', 'trn2'), ('gen4', 'trn3')):
             os.environ[TARGET_VARIABLE] = v; probe(x)
         nki.jit(probe.func, platform_target='trn2')(x)               # an explicit target wins
         os.environ[TARGET_VARIABLE] = 'trn5'

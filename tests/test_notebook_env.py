@@ -1,7 +1,8 @@
 """The notebooks run as the README says: the README's notebook line, run as it is written (into a fresh folder instead
 of `.venv`), makes an environment in which every notebook runs top to bottom (its own nbdev-test). This builds an
 environment and runs every notebook: it is in the slow lane (`--lane all`, which scripts/test and CI run)."""
-import re, subprocess, sys
+import re
+import subprocess
 from pathlib import Path
 
 import pytest

@@ -2,11 +2,12 @@
 share on the Scalar engine, never on the PE array, and its options checked."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit.sim import trace, SimulatorError, SimulatorTypeError
-from dwlit.kernels.reference import depthwise2d
 from dwlit.contenders.packed_rows import conv2d_depthwise_packed_vector
+from dwlit.kernels.reference import depthwise2d
+from dwlit.sim import SimulatorError, SimulatorTypeError, trace
 
 
 @settings(max_examples=20, deadline=None)

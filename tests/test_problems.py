@@ -1,18 +1,30 @@
 """The design problems among the kernel chapters' exercises (8.3, 9.2, 11.1, 11.2, 12.1, 12.2, 7.1, 7.2, 14.1):
 each check passes its solution on fresh random cases, says 'not done yet' for a stub, and rejects typical mistakes and
 cheats with a message that names what is wrong (matched by phrase)."""
-import numpy as np
 import pytest
+from test_exercises import wrong  # the same verdict helper as test_exercises (tests/ is on the path)
 
-from dwlit import nl, nisa
-from dwlit.exercises import (EXERCISES, NotDone, check_rhs_dilated_tile, check_tap_chunks, check_b01f_gather,
-                             check_program_rows, check_definition_loop, check_dilated_width, check_fewest_programs,
-                             check_layout_permutation, check_h_tile_rows)
-from dwlit.exercises.kernels import (conv1d_rhs_dilated_tile_solution, conv1d_tap_chunks_solution, b01f_gather_solution,
-                                     program_rows_solution, definition_loop_solution, fewest_programs_solution,
-                                     h_tile_rows_solution)
+from dwlit import nisa, nl
+from dwlit.exercises import (
+    EXERCISES,
+    NotDone,
+    check_b01f_gather,
+    check_definition_loop,
+    check_dilated_width,
+    check_fewest_programs,
+    check_h_tile_rows,
+    check_layout_permutation,
+    check_program_rows,
+    check_rhs_dilated_tile,
+    check_tap_chunks,
+)
+from dwlit.exercises.kernels import (
+    conv1d_tap_chunks_solution,
+    definition_loop_solution,
+    h_tile_rows_solution,
+    program_rows_solution,
+)
 from dwlit.kernels.tiling import div_ceil
-from test_exercises import wrong        # the same verdict helper as test_exercises (tests/ is on the path)
 
 PROBLEMS = ['7.1', '7.2', '8.3', '9.2', '11.1', '11.2', '12.1', '12.2', '14.1']
 

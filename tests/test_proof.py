@@ -2,12 +2,17 @@
 15-18, refuse what is not a call site, a trace or a count, and match the original's compute sites line for line."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
-from dwlit import nl, nisa, trace, kernel, SimulatorError
-from dwlit.sim import Trace, SimulatorTypeError
-from dwlit.analysis.proof import (isa_call_sites, assert_no_pe_static, assert_no_pe_dynamic, engine_histogram, INTRINSIC_ENGINE,
-                                  sites_table)
+from dwlit import SimulatorError, kernel, nisa, nl, trace
+from dwlit.analysis.proof import (
+    INTRINSIC_ENGINE,
+    assert_no_pe_dynamic,
+    assert_no_pe_static,
+    engine_histogram,
+    isa_call_sites,
+    sites_table,
+)
+from dwlit.sim import SimulatorTypeError, Trace
 
 _mm_alias = nisa.nc_matmul
 
@@ -68,10 +73,10 @@ def test_engine_table_matches_simulator():
     assert {INTRINSIC_ENGINE[k] for k in ('tensor_tensor', 'tensor_reduce', 'memset', 'dve_transpose')} == {'Vector'}
 
 
-from dwlit.analysis.proof import original_correspondence, k_replication, ORIGINAL_COMPUTE_SITES
+from dwlit.analysis.proof import ORIGINAL_COMPUTE_SITES, k_replication, original_correspondence
+from dwlit.contenders.dense_pe import conv1d_dense_on_pe_array
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.contenders.dense_pe import conv1d_dense_on_pe_array
 
 
 def test_dwlit_kernels_match_the_original_compute_sites():
@@ -104,8 +109,8 @@ def test_k_replication_errors():
 @pytest.mark.parametrize("name", ['dense (15)', 'identity sum (16)', '1D diagonal (17)', '2D diagonal (17)', 'implicit GEMM (18)'])
 def test_both_checks_fail_on_every_pe_design(name):
     from dwlit.contenders.dense_pe import depthwise_as_dense
-    from dwlit.contenders.identity_matmul import conv2d_depthwise_identity_matmul
     from dwlit.contenders.diagonal import conv1d_depthwise_diagonal_pe, conv2d_depthwise_diagonal_pe
+    from dwlit.contenders.identity_matmul import conv2d_depthwise_identity_matmul
     from dwlit.contenders.implicit_gemm import conv1d_depthwise_implicit_gemm
     x1, f1 = np.ones((1, 3, 1, 9), np.float32), np.ones((3, 1, 1, 4), np.float32)
     x2, f2 = np.ones((3, 4, 5, 1), np.float32), np.ones((3, 2, 2, 1), np.float32)

@@ -5,21 +5,23 @@ the 1D and 2D entry points' argument checks.
 A clear error is one of dwlit's (`SimulatorError`, a `ValueError`; `SimulatorTypeError` is a `TypeError` too) whose
 message is short and shows no value whole; anything else (KeyError, ZeroDivisionError, OverflowError, MemoryError,
 IndexError, a bare AttributeError, Python's own TypeError) fails, and so does a call slower than hypothesis' deadline."""
-import contextlib, io, math, os, re
+import contextlib
+import io
+import math
+import os
+import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from dwlit import simulate_kernel
-
-from dwlit.kernels import tiling, layouts
-
-from hypothesis import assume
-from dwlit.apps import layers, networks, tour, cli
-from dwlit.sim.checks import SimulatorError
+from dwlit.apps import cli, layers, networks, tour
+from dwlit.kernels import layouts, tiling
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
+from dwlit.sim.checks import SimulatorError
 
 # the fast lane: the same 60 examples a test every run; DWLIT_EXAMPLES=2000 searches afresh, as widely as asked
 EXAMPLES = int(os.environ.get('DWLIT_EXAMPLES', 0)) or None
@@ -57,7 +59,7 @@ def answers_or_refuses(f, *args, **kwargs):
 
 # --- the reference convolution (chapter 7) ------------------------------------------------------------------------
 
-from dwlit.kernels import reference, im2col, dilation
+from dwlit.kernels import dilation, im2col, reference
 
 arrays = st.one_of(st.just(np.ones((1, 2, 1, 6))), st.just(np.ones((2, 1, 1, 3))), st.just(np.ones((2, 3, 4, 1))),
                    st.just(np.ones((2, 2, 2, 1), np.float32)), st.just(np.ones((2, 3))), st.just(np.zeros((1, 0, 1, 3))),
@@ -397,7 +399,9 @@ def test_compare_error_bound_and_check_runs_refuse_what_they_are_not_given(out, 
 @given(st.one_of(st.lists(anything, max_size=3), anything), st.one_of(st.lists(anything, max_size=3), anything),
        st.one_of(st.none(), st.lists(st.text(max_size=4), max_size=2), anything), st.one_of(st.text(max_size=8), scalar))
 def test_layers_table_and_plot_network_refuse_what_is_not_a_run(runs, checks, sources, title):
-    import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
     try:
         assert isinstance(answers_or_refuses(networks.layers_table, runs, checks, sources, title), SimulatorError)
         assert isinstance(answers_or_refuses(networks.plot_network, runs, title, sources), SimulatorError)

@@ -4,9 +4,9 @@ drawn."""
 import numpy as np
 import pytest
 
-from dwlit.sim import SimulatorError, SimulatorTypeError
-from dwlit.analysis.race import (CONTENDERS, TUNED, DESIGNS, STEP_WIDTHS, designs, contender_trace, race, race_table)
+from dwlit.analysis.race import CONTENDERS, STEP_WIDTHS, TUNED, contender_trace, designs, race, race_table
 from dwlit.analysis.timeline import step_width
+from dwlit.sim import SimulatorError, SimulatorTypeError
 
 
 @pytest.mark.parametrize("kind,name", [(k, n) for k in CONTENDERS for n in CONTENDERS[k]])

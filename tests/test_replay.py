@@ -2,19 +2,18 @@
 gives, on random shapes, dtypes, paddings, dilations and program counts of the book's kernels; and a launch that
 may not be replayed (traced, `cores=`, a kernel that does not ask for it, an argument it cannot key) is simulated every
 time. The replay is an executor behind the launcher's seam (`dwlit.sim.launch`); these tests are its contract."""
-import numpy as np
-import pytest
 import ml_dtypes
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit import simulate_kernel, trace, nl, nisa, kernel, get_target
-
-from dwlit.sim import replay
-from dwlit.sim.replay import REPLAY, Fused, Step, signature
-from dwlit.sim.isa import elementwise, reduce_last
-from dwlit.sim.launch import Job, executor_for, SIMULATE
+from dwlit import get_target, kernel, nisa, nl, simulate_kernel, trace
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d
+from dwlit.sim import replay
+from dwlit.sim.isa import elementwise, reduce_last
+from dwlit.sim.launch import SIMULATE, Job, executor_for
+from dwlit.sim.replay import REPLAY, Fused, Step, signature
 
 DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -104,15 +103,15 @@ def test_the_contract_catches_a_fused_step_that_sums_in_another_order(monkeypatc
 def test_the_book_kernels_multiply_and_reduce_in_one_step():
     """Each reduce of the 1D and 2D kernels and the multiplies it reads (one in 1D, one per tap in 2D) are one step,
     and the 1D chunks and 2D output rows, which differ by constant shifts, are joined into runs."""
-    for kernel, args, kw in ((conv1d, long_filter_1d(0), dict(out_shape=(1, 8, 1, 400))),
+    for kern, args, kw in ((conv1d, long_filter_1d(0), dict(out_shape=(1, 8, 1, 400))),
                              (conv2d, (np.ones((8, 5, 5, 2), np.float32), np.ones((8, 3, 3, 1), np.float32), ((1, 1), (1, 1))),
                               dict(lhs_dilation=(2, 2)))):
         REPLAY.forget()
-        with trace() as tr: simulate_kernel(kernel, *args, **kw)
-        simulate_kernel(kernel, *args, **kw)                                   # recorded
+        with trace() as tr: simulate_kernel(kern, *args, **kw)
+        simulate_kernel(kern, *args, **kw)                                   # recorded
         (program,) = REPLAY.programs.values()
         assert not any(isinstance(s, Fused) for s in program.steps)           # joined only when first replayed
-        simulate_kernel(kernel, *args, **kw)
+        simulate_kernel(kern, *args, **kw)
         fused = [s for s in program.steps if isinstance(s, Fused)]
         assert not any(isinstance(s, Step) and s.fn in (elementwise, reduce_last) for s in program.steps)  # all fused
         assert 0 < len(fused) < len(tr.where(op='tensor_reduce'))                           # runs were joined
@@ -136,7 +135,7 @@ def chained(x, w):
 def chained_reference(x, w):
     row = [list(r) for r in x]
     for r, wr in zip(row, w):
-        for i in range(8): r.append(np.float32(sum(np.float32(a * b) for a, b in zip(r[-4:], wr))))
+        for _i in range(8): r.append(np.float32(sum(np.float32(a * b) for a, b in zip(r[-4:], wr))))
     return np.array(row, np.float32)
 
 
@@ -256,7 +255,9 @@ def test_at_most_most_programs_are_kept():
 
 def test_replay_uses_only_public_names_of_the_simulator():
     "The seam: dwlit.sim.replay imports no private name of another module, and the launcher imports nothing of it."
-    import ast, inspect
+    import ast
+    import inspect
+
     from dwlit.sim import launch
     tree = ast.parse(inspect.getsource(replay))
     private = [f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)

@@ -6,7 +6,9 @@
 - no error message carries a line number ("L717"): a static scan of the message of every `raise` in dwlit/*.py, and
   a sample of bad calls whose messages are read.
 tests/test_site.py checks that the built site never shows either phrase."""
-import ast, json, re
+import ast
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -125,10 +127,11 @@ def test_the_static_scan_can_fail():
 def _bad_calls():
     "Bad calls across the library, each expected to raise a SimulatorError (or TypeError) whose message we read."
     import dwlit
-    from dwlit import nl, nisa
+    from dwlit import nisa, nl
     from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
-    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d, conv2d_plan
     from dwlit.kernels.conv1d_plan import conv1d_plan
+    from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as conv2d
+    from dwlit.kernels.conv2d import conv2d_plan
     from dwlit.kernels.tiling import dispatch_decision, spmd_tile_table
     x1, f1 = np.zeros((1, 8, 1, 100), np.float32), np.zeros((8, 1, 1, 3), np.float32)
     x2, f2 = np.zeros((8, 5, 6, 1), np.float32), np.zeros((8, 3, 3, 1), np.float32)

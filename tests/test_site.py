@@ -10,17 +10,29 @@ link to a repository pyproject.toml does not name, a missing copyright line, an 
 resolve, a folded cell that is not folded. Screenshots go to test-artifacts/site/.
 
 DWLIT_DOCS=path runs the checks on a site already built there instead of building docs/ (e.g. an older build)."""
-import ast, base64, functools, http.server, io, json, os, re, subprocess, sys, threading, tomllib, urllib.request
+import ast
+import base64
+import functools
+import http.server
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urljoin, urldefrag, urlparse
+from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
+import tomllib
 
 root = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(root / 'scripts'))
+from browser import MISSING, Chromium, console_errors, have_chromium  # noqa: E402
 from chapters import chapters, label, notebook  # noqa: E402
-from browser import Chromium, console_errors, have_chromium, MISSING  # noqa: E402
 
 docs = Path(os.environ.get('DWLIT_DOCS') or root / 'docs')
 WINDOW = (1400, 1000)            # CONTRIBUTING.md: a ~900 px content column at this window
@@ -407,7 +419,8 @@ def test_figures_shown_at_the_size_they_were_drawn(server, browser):
 
 def test_a_downscaled_figure_is_caught(server, browser):
     "The figure check can fail: a 1200-px PNG in a 600-px column, and a dpi-60 frame."
-    import matplotlib; matplotlib.use('Agg')
+    import matplotlib
+    matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     page = docs / '_planted_a_downscaled_figure_is_caught.html'
     pngs = []
@@ -526,6 +539,7 @@ def test_the_site_never_shows_facts_md_or_the_seed(site):
 def test_the_solutions_are_on_the_site_folded_and_without_an_api_entry(site):
     "Issue 18: every exercise's solution is on its page inside a fold (\"Show the code\"), and has no API entry."
     import importlib
+
     from dwlit.exercises import EXERCISES
     bad = []
     for n, e in EXERCISES.items():                       # each part's checks and solutions: an appendix page of 35

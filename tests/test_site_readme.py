@@ -1,5 +1,8 @@
 """README.md, the index's chapter list and the sidebar are generated from nbs/ (scripts/make_readme.py)."""
-import json, re, subprocess, sys
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent

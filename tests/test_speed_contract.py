@@ -2,13 +2,16 @@
 reference cycle through the whole view a tensor keeps), the same view for an operand given as a tensor, and the same
 refusals."""
 import gc
+
 import numpy as np
 import pytest
+
+from dwlit.sim import isa as nisa
+from dwlit.sim import language as nl
+from dwlit.sim.ap import _axes, full_view, make_view
 from dwlit.sim.checks import AccessPatternError
 from dwlit.sim.core import NeuronCore, use_core
-from dwlit.sim.memory import ndarray, hbm_tensor, sbuf, float32
-from dwlit.sim.ap import full_view, make_view, _axes
-from dwlit.sim import isa as nisa, language as nl
+from dwlit.sim.memory import float32, hbm_tensor, ndarray, sbuf
 
 
 def test_tensor_memory_given_back_without_the_garbage_collector():

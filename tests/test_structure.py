@@ -2,12 +2,15 @@
 analysis < apps < exercises), each importing only those below it and the simulator only through its front door; kernels
 only in kernels/ and contenders/; every rule and constant written once; instructions that read as check -> compute ->
 record; small exported cells. Each check is shown to fail on a planted case."""
-import ast, inspect, json, re, statistics
+import ast
+import inspect
+import json
+import re
+import statistics
 from pathlib import Path
 
 import pytest
 
-import dwlit
 from dwlit.sim import isa
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,12 +2,13 @@
 lands, on hand-built and random kernels and on the real depthwise kernels; predict's argument checks."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, assume, strategies as st
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from dwlit import nl, nisa, trace, kernel, simulate_kernel, SimulatorError
+from dwlit import SimulatorError, kernel, nisa, nl, simulate_kernel, trace
+from dwlit.analysis.timeline import check_schedule, predict, schedule
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01
-from dwlit.analysis.timeline import predict, schedule, check_schedule
 
 
 def _trace(fn, *args, **kw):
@@ -174,8 +175,8 @@ def test_predict_takes_a_trace_or_its_instruction_list(small_trace):
 
 def test_schedules_check_what_they_are_asked():
     "busy_fraction of a misspelt engine or of a program the schedule does not have is refused, not answered 0.0."
-    from dwlit.sim import SimulatorTypeError
     from dwlit.analysis.timeline import plot_gantt, step_width
+    from dwlit.sim import SimulatorTypeError
     tr = _trace(conv1d_depthwise_bf01_oi01_bf01, np.ones((1, 4, 1, 16), np.float32), np.ones((4, 1, 1, 3), np.float32),
                 ((0, 0), (0, 0)), out_shape=(1, 4, 1, 14))
     s = predict(tr, 'trn1')

@@ -271,7 +271,7 @@ def answer(maps: dict, penalty) -> str:
     lines = []
     for tg in MAP_TARGETS:
         parts = []
-        for kind, (em, rob) in maps.items():
+        for kind, (em, _rob) in maps.items():
             wins = {d: {n: shapes_won(em, tg, d, n) for n in em.names} for d in em.dtypes}
             same = len({tuple(w.items()) for w in wins.values()}) == 1
             for d, w in (list(wins.items())[:1] if same else wins.items()):
@@ -290,7 +290,7 @@ def answer(maps: dict, penalty) -> str:
                  f". {len(quiet)} conventions move no cell ({', '.join(f'`{f}`' for f in quiet)}).")
     cal = {'dependent_penalty': {'calibrated': dict(dependent_penalty=penalty)}}
     to_pe, to_vec, ratio = 0, 0, {'Vector': [], 'PE': []}
-    for em, rob in maps.values():
+    for em, _rob in maps.values():
         (p, v), = flips(em, robustness(em, cal)).values(); to_pe, to_vec = to_pe + p, to_vec + v
         for tg in MAP_TARGETS:
             for d in em.dtypes:

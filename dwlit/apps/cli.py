@@ -104,7 +104,7 @@ def explain_conv1d(shape, W_f=3, padding=((0, 0), (0, 0)), programs=1, dtype='fl
     L += say(f"  free size (elements per partition) of each: {', '.join(f'{n} x {s:,}' for n, s in groups)}")
     L += say(f"  in all: {c['total']:,} tensor_tensor + {c['total']:,} tensor_reduce over {programs} program(s); no nc_matmul")
     _, parts, total, cap = max(p.sbuf, key=lambda r: r[2])
-    L += say(f"SBUF per partition (busiest program): " + (', '.join(f"{k} {v:,}" for k, v in parts.items()) or 'nothing') +
+    L += say("SBUF per partition (busiest program): " + (', '.join(f"{k} {v:,}" for k, v in parts.items()) or 'nothing') +
              f"; total {total:,} of {cap:,} B ({100 * total / cap:.1f}%)" + ('' if p.fits else ': DOES NOT FIT; ' + p.advise(_fix_flags(p))))
     if not p.fits: return '\n'.join(L + say("predicted time: not computed: the plan does not fit SBUF, so the kernel would stop "
                                             "at its first allocation (an AllocationError) before issuing an instruction"))

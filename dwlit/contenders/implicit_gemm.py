@@ -62,7 +62,7 @@ def conv1d_depthwise_implicit_gemm(img, filter, padding, out_shape):
                 acc = nl.ndarray((1, Q_TILE), dtype=nl.float32, buffer=nl.psum, name='acc')
                 # accumulate stays at its default (None), as in the public kernel: into this fresh PSUM tile the
                 # first tap tile's product is written and each later one added
-                for si, (x, (s0, st)) in enumerate(zip(x_tiles, s_tiles)):
+                for si, (x, (_, st)) in enumerate(zip(x_tiles, s_tiles)):
                     nisa.nc_matmul(dst=acc[:, :qt], stationary=f_T[si][:st, ch:ch + 1],      # one filter column
                                    moving=x[:st, q0:q0 + qt])
                 res = nl.ndarray((1, Q_TILE), dtype=dt, buffer=nl.sbuf, name='res')

@@ -16,6 +16,7 @@ from ..kernels.conv2d import conv2d_plan
 from ..apps.layers import Layer, LAYERS
 from ..apps.tour import TOL
 from ..apps.cli import explain_conv1d
+from .harness import draw as _draw, refers_to as _refers_to
 from .harness import NotDone, Result, Grader, register
 from .kernels import _check_conv, _tile_cases, _one_pair
 
@@ -24,20 +25,6 @@ __all__ = ['RUNNING_SUM_BUDGET', 'KERNELS_1D', 'check_layer_call', 'check_refusa
            'check_conv2d_multiplies', 'check_running_sum', 'check_matches', 'check_explain_dispatch']
 
 # %% ../../nbs/exercises/35e_app_exercises.ipynb #e1531eaa
-def _draw(rng, lo, hi) -> int:
-    "A random integer from `lo` to `hi`, both included."
-    return int(rng.integers(lo, hi + 1))
-
-def _refers_to(fn, names) -> list:
-    "Which of `names` the code of `fn` (and of the functions written inside it) refers to."
-    seen, todo = set(), [getattr(fn, '__code__', None)]
-    while todo:
-        code = todo.pop()
-        if code is None: continue
-        seen |= set(code.co_names) | set(code.co_freevars)
-        todo += [c for c in code.co_consts if hasattr(c, 'co_names')]
-    return [n for n in names if n in seen]
-
 def _is_int(v) -> bool: return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 def _drawn_layer(rng, dims, C_max=8192) -> Layer:
@@ -176,7 +163,7 @@ def check_refusal(fn, # your function (layer) -> None, 'stride' or 'taps'
             rule, said = next(iter(why.items()))
             return g.wrong(desc, f"the kernels refuse it ({rule}): {said.split(': ', 1)[-1].split(';')[0]}")
         if v is not None and v not in why:
-            return g.wrong(desc, f"you say {v!r}, but " + (f"the kernels take it" if not why else
+            return g.wrong(desc, f"you say {v!r}, but " + ("the kernels take it" if not why else
                            f"its rule is {' and '.join(map(repr, why))}") +
                            (": only the 1D entry point limits the taps (fewer than 512)" if v == 'taps' and l.dims == 2 else
                             f": the kernels take filters of up to {PACK - 1} taps" if v == 'taps' else
@@ -225,7 +212,7 @@ def _planned_multiplies(l: Layer, N: int) -> int:
 
 def _multiplies_slip(l, N, got) -> str:
     "The slip that gives `got` multiplies for layer `l` at batch `N`, in words, or ''."
-    (H, W), (k_H, k_W), T = l.size, l.kernel, div_ceil(l.C, C_TILE_SIZE)
+    (H, _), (k_H, k_W), T = l.size, l.kernel, div_ceil(l.C, C_TILE_SIZE)
     out_H, out_W = l.out_size
     taps = k_H * k_W
     slips = [(taps * out_H * T, f"it leaves out the batch: each of the N={N} batch elements has its own output rows"),

@@ -19,6 +19,7 @@ from ..analysis.timeline import Schedule, Slot, schedule
 from ..analysis.race import DESIGNS
 from ..analysis.decision_map import EngineMap
 from .harness import NotDone, Result, Grader, register, run_as_kernel, engine_rule, scratch_rule, inputs_rule
+from .harness import draw as _draw, refers_to as _calls
 
 # %% auto #0
 __all__ = ['check_dense_work', 'check_identity_counts', 'check_tap_diagonal', 'check_diagonal_counts', 'check_im2col_rows',
@@ -26,18 +27,6 @@ __all__ = ['check_dense_work', 'check_identity_counts', 'check_tap_diagonal', 'c
            'check_race_winner', 'check_pe_cells']
 
 # %% ../../nbs/exercises/35d_design_exercises.ipynb #fc755fea
-def _draw(rng, lo, hi) -> int: return int(rng.integers(lo, hi + 1))
-
-def _calls(fn, names) -> list:
-    "Which of `names` the code of `fn` (and of the functions written inside it) refers to."
-    seen, todo = set(), [getattr(fn, '__code__', None)]
-    while todo:
-        code = todo.pop()
-        if code is None: continue
-        seen |= set(code.co_names) | set(code.co_freevars)
-        todo += [c for c in code.co_consts if hasattr(c, 'co_names')]
-    return [n for n in names if n in seen]
-
 def _view_verdict(g, t, v, want, case, say) -> Result:
     "None if `v` is a view of tensor `t` reading the addresses `want`; else a verdict. `say(address)` words an element."
     if v is None: return g.wrong(case, f"{g.name} returned None: did you forget the `return`?")

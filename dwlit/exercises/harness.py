@@ -16,8 +16,8 @@ from ..sim import language as nl, isa as nisa
 
 # %% auto #0
 __all__ = ['EXERCISES', 'MAX_SEED', 'MAX_DRAWN', 'NotDone', 'Result', 'Exercise', 'register', 'reveal_solution', 'progress',
-           'Grader', 'as_kernel', 'KernelRun', 'run_as_kernel', 'engine_rule', 'scratch_rule', 'inputs_rule', 'replay',
-           'dataflow']
+           'draw', 'refers_to', 'Grader', 'as_kernel', 'KernelRun', 'run_as_kernel', 'engine_rule', 'scratch_rule',
+           'inputs_rule', 'replay', 'dataflow']
 
 # %% ../../nbs/exercises/35_harness.ipynb #ef4d34f9
 class NotDone(Exception):
@@ -113,6 +113,22 @@ def progress(answers: dict, # your functions by name, e.g. globals()
         else: status = e.check(fn, show=False).status
         lines.append(f"{e.n:>5} {e.title:<44} {status}")
     return '\n'.join(lines)
+
+# %% ../../nbs/exercises/35_harness.ipynb #drawref1
+def draw(rng, lo, hi) -> int:
+    "A random integer from `lo` to `hi`, both included: how every check draws its cases."
+    return int(rng.integers(lo, hi + 1))
+
+def refers_to(fn, names) -> list:
+    "Which of `names` the code of `fn` (and of the functions written inside it) refers to."
+    seen, todo = set(), [getattr(fn, '__code__', None)]
+    while todo:
+        code = todo.pop()
+        if code is None: continue
+        seen |= set(code.co_names) | set(code.co_freevars)
+        todo += [c for c in code.co_consts if hasattr(c, 'co_names')]
+    return [n for n in names if n in seen]
+
 
 # %% ../../nbs/exercises/35_harness.ipynb #9262d6bd
 MAX_SEED = 2**32 - 1

@@ -17,6 +17,7 @@ from ..kernels.conv1d_plan import conv1d_plan
 from ..kernels.layouts import convert_layout
 from ..kernels.dilation import calc_dilated_dimension, dilated_row_sources, h_window_plan, PAD, ZERO
 from ..kernels.conv2d import h_tile_budget, SBUF_BUDGET_BYTES
+from .harness import draw as _draw, refers_to as _calls
 from .harness import (NotDone, Result, Grader, register, dataflow, replay, run_as_kernel, engine_rule,
                                      scratch_rule, inputs_rule, _grid, _figure, _png, _strip, _touches_png)
 
@@ -73,7 +74,6 @@ def _check_views(g, cases, make) -> Result:
         if r is not None: return r
     return None
 
-def _draw(rng, lo, hi) -> int: return int(rng.integers(lo, hi + 1))
 
 def _fit(a, n) -> np.ndarray:
     "The first `n` elements of replayed contents `a` (None: nothing written), NaN where nothing was."
@@ -324,16 +324,6 @@ def window_view_solution(img_full, T, image_size, c_tile, W_out, W_f):
 register('1.1', 'the sliding window', '01_one_kernel', check_window_view, window_view_solution, 'window_view')
 
 # %% ../../nbs/exercises/35c_kernel_exercises.ipynb #6013abff
-def _calls(fn, names) -> list:
-    "Which of `names` the code of `fn` (and of the functions written inside it) refers to."
-    seen, todo = set(), [getattr(fn, '__code__', None)]
-    while todo:
-        code = todo.pop()
-        if code is None: continue
-        seen |= set(code.co_names) | set(code.co_freevars)
-        todo += [c for c in code.co_consts if hasattr(c, 'co_names')]
-    return [n for n in names if n in seen]
-
 def _definition_cases(rng):
     "(C, W, W_f, padding, stride, rhs_dilation) for exercise 7.1: four fixed, four drawn."
     out = [(1, 5, 2, (0, 0), 1, 1), (3, 10, 3, (1, 2), 2, 1), (2, 7, 3, (0, 0), 1, 3), (128, 40, 4, (3, 0), 3, 2)]

@@ -413,7 +413,7 @@ def draw_tile_loads(tr, p, ncols=4):
         a_dil.imshow(g, aspect='auto'); a_dil.set_ylabel('buffer row', fontsize=8); grid(a_dil, g.shape)
         for rr, cc in np.ndindex(g.shape[:2]):
             if (rr, cc) not in written: a_dil.text(cc, rr, '0', ha='center', va='center', fontsize=8, color='#777777')
-    axs[0][0].set_title(f"HBM image (f01b, n = 0):\nrows the DMA reads", fontsize=8)
+    axs[0][0].set_title("HBM image (f01b, n = 0):\nrows the DMA reads", fontsize=8)
     axs[0][1].set_title("image_sbuf: the same\nrows, dense", fontsize=8)
     axs[0][2].set_title(f"dilated_image after memset and scatter\n(first {wcols} of {dil_W} columns)", fontsize=8)
     for a in axs[-1]: a.set_xlabel('column', fontsize=8)

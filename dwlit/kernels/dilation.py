@@ -119,7 +119,7 @@ def draw_dilated(x2d, dilated, lhs_dilation, padding, ax=None, title=None):
     ax.set_xticks(np.arange(-.5, dilated.shape[1]), minor=True); ax.set_yticks(np.arange(-.5, dilated.shape[0]), minor=True)
     ax.grid(which='minor', color='#999999', linewidth=0.5)
     ax.set_xlabel('column (W)'); ax.set_ylabel('row (H)')
-    ax.set_title(title or f"Output: dilated buffer; blue = image sample, 0 = inserted zero, p = padding", fontsize=9)
+    ax.set_title(title or "Output: dilated buffer; blue = image sample, 0 = inserted zero, p = padding", fontsize=9)
     return ax
 
 # %% ../../nbs/kernels/13_dilation.ipynb #6a7b6bf5

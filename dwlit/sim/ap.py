@@ -272,7 +272,7 @@ def index_view(x, index) -> View:
     for ax, (i, step, n) in enumerate(zip(_basic(index, len(shape), what), steps, shape)):
         if isinstance(i, slice):
             try: a, b, st = i.indices(n)
-            except (TypeError, ValueError) as e:
+            except (TypeError, ValueError):
                 raise SimulatorTypeError(f"{what}: axis {ax}: a slice takes integers and a step other than 0, got {i!r}") from None
             m = len(range(a, b, st))
             if m == 0: raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} selects nothing")

@@ -152,7 +152,7 @@ def _ap_dynamic(ap):
             raise NotModelledError(".ap: a dynamic offset together with a dtype reinterpretation is not modelled")
         if scalar_offset is not None: return DynamicView(t, [list(p) for p in pattern], base, scalar_offset, _row_steps(t)[dim])
         if len(pattern) < 1 or operator.index(pattern[0][1]) != operand_partitions(vector_offset):
-            raise SimulatorError(f".ap: with vector_offset the pattern's first pair counts the partitions of the index tile")
+            raise SimulatorError(".ap: with vector_offset the pattern's first pair counts the partitions of the index tile")
         return indirect(t, vector_offset, dim, [list(p) for p in pattern[1:]], base)
     dyn_ap.__doc__ = ap.__doc__ + " `scalar_offset` / `vector_offset` (current NKI): an offset read when the instruction runs."
     return dyn_ap

@@ -23,10 +23,14 @@ from .isa import (Op, OPS, maximum, minimum, add, subtract, multiply, equal, les
 from .nki_index import IndexExpr, Predicate, PendingView, mask_box, broadcast_shape, _aligned
 from .nki1 import both_forms, new_tile, operand, as_op, promote, _is_tile, _issue, _in_sbuf, _tensor_copy1
 
+FP32_MIN = float(np.finfo(np.float32).min)     # the selects' default on_false_value
+
+
 # %% auto #0
-__all__ = ['BN_STATS_FMAX', 'reciprocal_', 'bn_stats_', 'bn_aggr_', 'affine_select_', 'tensor_copy_predicated_', 'select_reduce_',
-           'range_select_', 'reciprocal', 'bn_stats', 'bn_aggr', 'tensor_copy_predicated', 'affine_select', 'select',
-           'accumulator_start', 'accumulator_keep', 'tensor_scalar_cumulative', 'select_reduce', 'range_select']
+__all__ = ['FP32_MIN', 'BN_STATS_FMAX', 'reciprocal_', 'bn_stats_', 'bn_aggr_', 'affine_select_', 'tensor_copy_predicated_',
+           'select_reduce_', 'range_select_', 'reciprocal', 'bn_stats', 'bn_aggr', 'tensor_copy_predicated',
+           'affine_select', 'select', 'accumulator_start', 'accumulator_keep', 'tensor_scalar_cumulative',
+           'select_reduce', 'range_select']
 
 # %% ../../nbs/sim/34f_nki_instructions.ipynb #78db1479
 def reciprocal(dst, data, name=None):
@@ -242,7 +246,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
 
 # %% ../../nbs/sim/34f_nki_instructions.ipynb #725edc8f
 def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd='reset_reduce', reduce_res=None,
-                 reduce_op=maximum, range_start=0, on_false_value=float(np.finfo(np.float32).min), name=None):
+                 reduce_op=maximum, range_start=0, on_false_value=FP32_MIN, name=None):
     "`dst = on_true` where `comp_op0(i, bound0) & comp_op1(i, bound1)` for free index `i + range_start`, else on_false_value."
     who = 'range_select'
     if current_core().target.name == 'trn1': raise SimulatorError(f"{who}: NeuronCore-v3 and newer only (trn2, trn3), not trn1")
@@ -271,7 +275,7 @@ def _select_reduce1(dst, predicate, on_true, on_false, reduce_res=None, reduce_c
 
 # %% ../../nbs/sim/34f_nki_instructions.ipynb #1509db63
 def _range_select1(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, reduce_res=None,
-                   reduce_op=maximum, range_start=0, on_false_value=float(np.finfo(np.float32).min), mask=None, dtype=None, **kwargs):
+                   reduce_op=maximum, range_start=0, on_false_value=FP32_MIN, mask=None, dtype=None, **kwargs):
     if mask is not None: raise NotModelledError("nisa.range_select(mask=...) is not modelled")
     out = new_tile(on_true_tile.shape, dtype or on_true_tile.dtype, name='selected')
     range_select(out, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd, reduce_res, reduce_op, range_start, on_false_value)

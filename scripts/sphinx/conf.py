@@ -3,8 +3,10 @@
 Everything about the project comes from pyproject.toml: the name, the authors and the licence (the footer), and the
 repository (`[project.urls] Repository`): when it is set, each page links to its notebook there ("view source",
 "edit") and each API entry to its code; when it is not, as now, the site links to no repository at all."""
-import sys, tomllib
+import sys
 from pathlib import Path
+
+import tomllib
 
 here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
