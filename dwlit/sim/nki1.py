@@ -17,7 +17,7 @@ from .memory import (Tensor, ndarray as _ndarray, sbuf, psum, hbm, private_hbm, 
                               float8_e4m3, float8_e5m2, float8_e4m3fn, uint8, int16, int32, DTYPES, as_dtype, current_core,
                               BUFFERS)
 from .ap import View, full_view, make_view
-from . import isa as _isa
+import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less,
                            less_equal, greater, greater_equal, engine)
 from .nki_index import IndexExpr, Grid, PendingView, Predicate, mask_box, restrict

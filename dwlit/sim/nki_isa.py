@@ -16,7 +16,7 @@ from .checks import (SimulatorError, SimulatorTypeError, AccessPatternError, Not
 from .memory import (Tensor, sbuf, psum, float32, int32, uint8, uint16, uint32, int8, int16, bool_, DTYPES, as_dtype,
                               current_core)
 from .ap import View, full_view, make_view, extent
-from . import isa as _isa
+import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, OPS, maximum, minimum, add, subtract, multiply, equal, less, less_equal, greater, greater_equal,
                            record, _operand, _on_chip, _alike, _op, as_fp32, write_values, copy_values, _distinct, _scalar, _apply, _engine,
                            reduce_cmd)

@@ -13,7 +13,7 @@ import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_bool, shown
 from .memory import Tensor, ndarray as _ndarray, sbuf, psum, private_hbm, float32, int32, as_dtype, DTYPES
 from .ap import View, full_view, make_view
-from . import isa as _isa
+import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less,
                            less_equal, greater, greater_equal)
 from .language import _across_partitions
