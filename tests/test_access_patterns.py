@@ -116,3 +116,41 @@ def test_hbm_slicing_matches_numpy(data, shape):
             t[idx]
         return
     np.testing.assert_array_equal(t[idx].numpy().ravel(), np.ravel(expect))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), shape=st.lists(st.integers(1, 6), min_size=2, max_size=4), on_chip=st.booleans(),
+       twice=st.booleans())
+def test_an_index_view_is_the_storage_its_pattern_names(data, shape, on_chip, twice):
+    """`t[idx]` (of a tensor, or of a view of it) is cut from the view it indexes; whatever the index, its array must be
+    the elements its own pattern and offset name, and writing through it must change the tensor (an index of integers
+    only once gave a NumPy scalar, a copy)."""
+    from dwlit.sim.ap import make_view
+    shape = tuple(shape)
+    with use_core(NeuronCore()):
+        t = ndarray(shape, float32, buffer=sbuf if on_chip else hbm, name='t')
+    t.write(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+    x = t[tuple(slice(None) for _ in shape)] if twice else t
+    idx = tuple(data.draw(st.one_of(st.integers(0, n - 1), st.builds(slice, st.integers(0, n - 1), st.just(n))))
+                for n in shape)
+    v = x[idx]
+    fresh = make_view(t, [list(p) for p in v.pattern], v.offset)          # the same pattern, made and checked anew
+    assert v.shape == fresh.shape and np.array_equal(v.array, fresh.array)
+    v.array[...] = -1
+    assert (t.storage[v.addresses().ravel()] == -1).all()                 # written through: a view, not a copy
+
+
+def test_ap_of_a_view_with_a_dtype_reinterprets_its_bytes():
+    """`view.ap(pattern, dtype=...)` reads the same bytes in another dtype. (When appendix 34c replaced `.ap` by a wrapper
+    whose third positional argument was NKI's `scalar_offset`, this call passed its dtype as that offset and got a
+    view whose start moved at run time.)"""
+    with use_core(NeuronCore()):
+        t = ndarray((4, 8), float32, buffer=sbuf, name='t')
+    t.write(np.arange(32, dtype=np.float32).reshape(4, 8))
+    v = t[:, 2:6].ap([[16, 4], [1, 4]], dtype=np.float16)
+    assert type(v).__name__ == 'View' and v.dtype == np.float16 and v.offset == 4
+    np.testing.assert_array_equal(v.numpy().view(np.float32), t.numpy()[:, 2:4])
+    s = t.ap([[16, 4], [1, 2]], 0, dtype=np.float16)                   # the tensor's own .ap: 16 fp16 per partition
+    assert s.dtype == np.float16 and s.shape == (4, 2)
+    d = t.ap([[8, 4], [1, 2]], 0, 1)                                   # NKI's order: the third is scalar_offset
+    assert 'offset=0 + 8 * 1' in repr(d)

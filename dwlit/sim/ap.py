@@ -13,7 +13,7 @@ from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 
 # %% auto #0
 __all__ = ['MAX_TOUCH_ELEMENTS', 'View', 'extent', 'strided', 'make_view', 'touch_counts', 'show_touches', 'ap_explorer',
-           'index_kind', 'index_view', 'full_view', 'reshape_view']
+           'index_kind', 'index_view', 'run_time_offsets', 'offset_at_run_time', 'full_view', 'reshape_view']
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
 class View:
@@ -33,20 +33,22 @@ class View:
         "A NumPy-style slice of the view, as a view of the same tensor."
         return index_view(self, index)
 
-    def ap(self, pattern, offset=None, dtype=None):
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
         "The tensor's storage through `pattern`, from this view's offset plus `offset` (NKI's rule); this view's pattern is not used."
+        if scalar_offset is not None or vector_offset is not None:       # read when the instruction runs: appendix 34c
+            return offset_at_run_time(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
         extra = 0 if offset is None else _int_or_none(offset)
         if extra is None:
             raise AccessPatternError(f"{self!r}.ap: offset must be an integer (elements past the view's own offset), "
                                      f"got offset={shown(offset)}")
         base = self.offset
         if dtype is not None:                                  # the view's start, counted in elements of the new dtype
-            size, start = self.tensor.ap([[1, 1]], 0, dtype).dtype.itemsize, self.offset * self.dtype.itemsize
+            size, start = self.tensor.ap([[1, 1]], 0, dtype=dtype).dtype.itemsize, self.offset * self.dtype.itemsize
             if start % size:
                 raise AccessPatternError(f"{self!r}.ap(..., dtype={dtype}): the view starts at byte {start:,}, which is "
                                          f"not a whole number of {size}-byte elements")
             base = start // size
-        return self.tensor.ap(pattern, base + extra, dtype)
+        return self.tensor.ap(pattern, base + extra, dtype=dtype)
 
     def reshape(self, shape):
         "The same elements in `shape`, in row-major order: a view, if this view's layout allows it without a copy."
@@ -250,9 +252,9 @@ def _slice_fits(i: slice, n: int) -> bool:
 _index_kinds, _in_order = {}, []   # name -> (priority, test, handler): indices beyond NumPy's basic ones; by priority
 
 def _basic_only(index) -> bool:
-    "True for an index of slices and Python ints only: NumPy's basic indexing, which no other index kind claims."
+    "True for an index of slices and Python ints (not bools) only: NumPy's basic indexing, which no other index kind claims."
     for i in (index if isinstance(index, tuple) else (index,)):
-        if not isinstance(i, (slice, int)): return False
+        if not isinstance(i, (slice, int)) or isinstance(i, bool): return False
     return True
 
 def index_kind(name, priority, test, handler):
@@ -262,31 +264,60 @@ def index_kind(name, priority, test, handler):
 
 def index_view(x, index) -> View:
     "The view `x[index]` of a tensor or a view (basic indexing), with NKI's rule for integers on chip."
-    if not _basic_only(index):                           # NKI's other kinds of index (appendix 34b) register with index_kind
+    basic = _basic_only(index)
+    if not basic:                                        # NKI's other kinds of index (appendix 34b) register with index_kind
         for test, handler in _in_order:
             if test(x, index): return handler(x, index)
-    tensor = x.tensor if isinstance(x, View) else x
-    steps, shape, offset = _axes(x)
-    what = _Named(x)                                          # how the messages name x
-    pairs, on_chip = [], tensor.buffer.on_chip
-    for ax, (i, step, n) in enumerate(zip(_basic(index, len(shape), what), steps, shape)):
+    tensor, axes, offset = _axis_pairs(x)
+    items = index if isinstance(index, tuple) else (index,)
+    if not basic or len(items) != len(axes): items = _basic(index, len(axes), _Named(x))   # ..., fewer items: filled in
+    pairs, cut, on_chip = [], [], tensor.buffer.on_chip
+    for ax, i in enumerate(items):
+        step, n = axes[ax]
         if isinstance(i, slice):
-            try: a, b, st = i.indices(n)
-            except (TypeError, ValueError):
-                raise SimulatorTypeError(f"{what}: axis {ax}: a slice takes integers and a step other than 0, got {i!r}") from None
-            m = len(range(a, b, st))
-            if m == 0: raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} selects nothing")
-            if not _slice_fits(i, n):                              # NumPy would cut the slice short; NKI does not
-                raise AccessPatternError(f"{what}: axis {ax} (length {n}): {i!r} reaches past its end (nl.ds(start, size) "
-                                         f"needs start + size <= {n}); dwlit does not cut a slice short")
-            pairs.append((step * st, m)); offset += a * step
+            a, m, st = _slice_axis(x, ax, i, n)
+            pairs.append((step * st, m)); offset += a * step; cut.append(i)
             continue
         j = operator.index(i)
-        if not -n <= j < n: raise AccessPatternError(f"{what}: index {j} is out of range for axis {ax} of length {n}")
-        offset += (j % n) * step
-        if on_chip and ax == 0: pairs.append((step, 1))      # NKI keeps the partition axis
-    if on_chip and len(pairs) < 2: pairs.append((1, 1))      # ... and at least one free axis
-    return _built(tensor, tuple(pairs) or ((1, 1),), offset)
+        if not -n <= j < n: raise AccessPatternError(f"{_Named(x)}: index {j} is out of range for axis {ax} of length {n}")
+        j %= n; offset += j * step
+        if on_chip and ax == 0: pairs.append((step, 1)); cut.append(slice(j, j + 1))   # NKI keeps the partition axis
+        else: cut.append(j)
+    whole = x if isinstance(x, View) else x.whole
+    if whole is None: return _built(tensor, tuple(pairs) or ((1, 1),), offset)   # no view of x: made and checked anew
+    # Every element of the result is an element of x, a view already checked, so it is in bounds; what is left to
+    # check is the partition rule. Its array is x's array cut by NumPy, which (the slices fitting) selects the same.
+    if not pairs: pairs, cut[-1] = [(1, 1)], slice(cut[-1], cut[-1] + 1)   # off chip, every axis an integer: one element
+    array = (whole.array if isinstance(whole, View) else whole[2])[tuple(cut)]     # (a view, never a NumPy scalar)
+    if on_chip and len(pairs) < 2: pairs.append((1, 1)); array = array[:, None]    # ... and at least one free axis
+    pairs = tuple(pairs)
+    if on_chip: _check_partitions(tensor, pairs, offset)
+    return View(tensor, pairs, offset, array)
+
+def _slice_axis(x, ax, i: slice, n: int) -> tuple:
+    "(first index, count, step) of slice `i` on axis `ax` (length `n`) of `x`; empty or reaching past the axis: refused."
+    try: a, b, st = i.indices(n)
+    except (TypeError, ValueError):
+        raise SimulatorTypeError(f"{_Named(x)}: axis {ax}: a slice takes integers and a step other than 0, got {i!r}") from None
+    m = len(range(a, b, st))
+    if m == 0: raise AccessPatternError(f"{_Named(x)}: axis {ax} (length {n}): {i!r} selects nothing")
+    if not _slice_fits(i, n):                              # NumPy would cut the slice short; NKI does not
+        raise AccessPatternError(f"{_Named(x)}: axis {ax} (length {n}): {i!r} reaches past its end (nl.ds(start, size) "
+                                 f"needs start + size <= {n}); dwlit does not cut a slice short")
+    return a, m, st
+
+# %% ../../nbs/sim/03_access_patterns.ipynb #r7t0ff5e
+_run_time_offsets = {}   # 'handler': how .ap takes NKI's offsets read at run time (appendix 34c registers it)
+
+def run_time_offsets(handler):
+    "Let `.ap(pattern, offset, scalar_offset=, vector_offset=, indirect_dim=, dtype=)` with an offset read at run time go to `handler`."
+    _run_time_offsets['handler'] = handler
+
+def offset_at_run_time(x, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype):
+    "`x.ap(...)` with NKI's `scalar_offset` or `vector_offset`: the view the registered handler makes."
+    if 'handler' not in _run_time_offsets:
+        raise NotModelledError(f"{x!r}.ap: scalar_offset and vector_offset are modelled by dwlit.sim.nki_dynamic (appendix 34c)")
+    return _run_time_offsets['handler'](x, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #202a7f23
 def _axes(x) -> tuple:
@@ -297,6 +328,13 @@ def _axes(x) -> tuple:
     steps, step = [], 1
     for n in reversed(shape): steps.append(step); step *= n
     return steps[::-1], shape, 0
+
+def _axis_pairs(x) -> tuple:
+    "(tensor, ((step, length) of each axis), offset) of a view, or of a tensor seen whole (row-major)."
+    if isinstance(x, View): return x.tensor, x.pattern, x.offset
+    if x.whole is not None: return x, x.whole[0], 0                  # made with the tensor
+    steps, shape, _ = _axes(x)
+    return x, tuple(zip(steps, shape)), 0
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #7b4c0b83
 class _Named:

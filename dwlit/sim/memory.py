@@ -14,7 +14,7 @@ from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotMod
                               refuse_unmodelled)
 from .target import KiB, TARGETS, get_target, using_target, MAX_HBM_BYTES
 from .core import NeuronCore, current_core, use_core, reset_default_core
-from .ap import make_view, index_view, reshape_view, nki_method_error, _whole
+from .ap import make_view, index_view, reshape_view, nki_method_error, offset_at_run_time, _whole
 
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
@@ -106,8 +106,10 @@ class Tensor:
     size = property(lambda self: self.storage.size)
     partition_size = property(lambda self: self.storage.size // self.shape[0])  # elements per partition, on chip
 
-    def ap(self, pattern, offset=0, dtype=None):
+    def ap(self, pattern, offset=0, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
         "This tensor seen through access pattern `pattern` (`[[step, num], ...]`) from `offset`: a view, no copy."
+        if scalar_offset is not None or vector_offset is not None:       # read when the instruction runs: appendix 34c
+            return offset_at_run_time(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
         return make_view(self if dtype is None else reinterpret(self, dtype), pattern, offset)
 
     def reshape(self, shape):

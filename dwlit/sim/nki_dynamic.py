@@ -14,10 +14,11 @@ from .memory import Tensor, sbuf, psum
 from .ap import View, make_view, _axes, _int_or_none
 from .isa import record, write_values, as_fp32
 from .nki_index import PendingView, IndexExpr, restrict, _sum, expr_index
-from .ap import index_kind
+from .ap import index_kind, run_time_offsets
 
 # %% auto #0
-__all__ = ['IndirectView', 'indirect', 'DynamicView', 'DynamicIndex', 'dynamic_index', 'operand_partitions', 'dma_copy_indirect']
+__all__ = ['IndirectView', 'indirect', 'DynamicView', 'DynamicIndex', 'dynamic_index', 'dynamic_ap', 'operand_partitions',
+           'dma_copy_indirect']
 
 # %% ../../nbs/sim/34c_nki_dynamic.ipynb #65a33f55
 class IndirectView:
@@ -137,32 +138,25 @@ index_kind('rows', 0, lambda x, index: isinstance(x, Tensor) and _is_tile_index(
 index_kind('run time', 1, lambda x, index: _dynamic_item(index) is not None, lambda x, index: dynamic_index(x, index, _dynamic_item(index)))
 
 # %% ../../nbs/sim/34c_nki_dynamic.ipynb #37c5edeb
-def _ap_dynamic(ap):
-    "Tensor.ap / View.ap taking current NKI's scalar_offset, vector_offset and indirect_dim as well."
-    def dyn_ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
-        if scalar_offset is None and vector_offset is None:
-            return ap(self, pattern, **({} if offset is None else {'offset': offset}), dtype=dtype)
-        t = getattr(self, 'tensor', self)
-        base = (self.offset if isinstance(self, View) else 0) + (0 if offset is None else operator.index(offset))
-        if scalar_offset is not None and vector_offset is not None:
-            raise SimulatorError(".ap: scalar_offset and vector_offset exclude each other (NKI)")
-        dim = _int_or_none(indirect_dim)
-        if dim is None or not 0 <= dim < len(t.shape): raise SimulatorError(f".ap: indirect_dim must be an axis of {t.shape}, got {shown(indirect_dim)}")
-        if dtype is not None and np.dtype(dtype) != t.dtype:
-            raise NotModelledError(".ap: a dynamic offset together with a dtype reinterpretation is not modelled")
-        if scalar_offset is not None: return DynamicView(t, [list(p) for p in pattern], base, scalar_offset, _row_steps(t)[dim])
-        if len(pattern) < 1 or operator.index(pattern[0][1]) != operand_partitions(vector_offset):
-            raise SimulatorError(".ap: with vector_offset the pattern's first pair counts the partitions of the index tile")
-        return indirect(t, vector_offset, dim, [list(p) for p in pattern[1:]], base)
-    dyn_ap.__doc__ = ap.__doc__ + " `scalar_offset` / `vector_offset` (current NKI): an offset read when the instruction runs."
-    return dyn_ap
+def dynamic_ap(x, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype):
+    "`x.ap(...)` (a tensor or a view) with current NKI's scalar_offset or vector_offset: an offset read when the instruction runs."
+    t = getattr(x, 'tensor', x)
+    base = (x.offset if isinstance(x, View) else 0) + (0 if offset is None else operator.index(offset))
+    if scalar_offset is not None and vector_offset is not None:
+        raise SimulatorError(".ap: scalar_offset and vector_offset exclude each other (NKI)")
+    dim = _int_or_none(indirect_dim)
+    if dim is None or not 0 <= dim < len(t.shape): raise SimulatorError(f".ap: indirect_dim must be an axis of {t.shape}, got {shown(indirect_dim)}")
+    if dtype is not None and np.dtype(dtype) != t.dtype:
+        raise NotModelledError(".ap: a dynamic offset together with a dtype reinterpretation is not modelled")
+    if scalar_offset is not None: return DynamicView(t, [list(p) for p in pattern], base, scalar_offset, _row_steps(t)[dim])
+    if len(pattern) < 1 or operator.index(pattern[0][1]) != operand_partitions(vector_offset):
+        raise SimulatorError(".ap: with vector_offset the pattern's first pair counts the partitions of the index tile")
+    return indirect(t, vector_offset, dim, [list(p) for p in pattern[1:]], base)
 
 # %% ../../nbs/sim/34c_nki_dynamic.ipynb #9a3b9496
 def operand_partitions(x) -> int: return x.shape[0]
 
-for _cls in (Tensor, View):
-    if '_static_ap' not in _cls.__dict__: _cls._static_ap = _cls.ap                         # chapter 3's, kept once
-    _cls.ap = _ap_dynamic(_cls._static_ap)
+run_time_offsets(dynamic_ap)          # Tensor.ap and View.ap (chapters 2, 3) send such offsets here
 
 # %% ../../nbs/sim/34c_nki_dynamic.ipynb #4583cbb2
 def _rows_in_bounds(v: IndirectView, rows, oob_mode) -> np.ndarray:
