@@ -188,9 +188,10 @@ class Replay:
 
 
 def warm(sim):
-    """Launch `sim` twice before timing: the first launch records its program, the first replay joins its steps
-    (dwlit.sim.replay); the timed turns then see what every later launch of the shape costs."""
-    sim(); sim()
+    """Launch `sim` three times before timing: the first launch of a shape is only seen, the second records its program,
+    the first replay joins its steps (dwlit.sim.replay; before 2026-12-07 the first launch recorded, and a third launch
+    costs an older version nothing but time); the timed turns then see what every later launch of the shape costs."""
+    sim(); sim(); sim()
 
 
 def same_bits(a, b) -> bool:

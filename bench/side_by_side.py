@@ -20,14 +20,14 @@ import sys
 WORKER = r'''
 import json, sys, time, numpy as np
 sys.path.insert(0, sys.argv[1]) if sys.argv[1] != '-' else None
-import dwlit
+import os, dwlit
 from dwlit import simulate_kernel
-try:                                  # the package in parts (dwlit.kernels, dwlit.apps, dwlit.sim)
+if os.path.isdir(os.path.join(os.path.dirname(dwlit.__file__), 'kernels')):   # the package in parts (dwlit.kernels, ...)
     from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
     from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
     from dwlit.apps.layers import LAYERS, kernel_args, in_contract, programs_to_fit
     from dwlit.sim import replay
-except ImportError:                   # a version from before the parts (9913cf5 and earlier): one flat dwlit/
+else:   # before the parts (9913cf5 and earlier): one flat dwlit/ (an editable install's finder would answer dwlit.kernels)
     from dwlit.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
     from dwlit.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
     from dwlit.layers import LAYERS, kernel_args, in_contract, programs_to_fit
@@ -71,7 +71,7 @@ for line in sys.stdin:
     key = json.dumps(cmd['spec'])
     if key not in runs:
         run, ref = case(cmd['spec']); y = run(); r = ref()
-        if not cmd.get('first'): run()          # the first replay joins the program's steps: not a timed turn
+        if not cmd.get('first'): run(); run()   # recorded, then the first replay joins its steps: not timed turns
         err = float(np.abs(y.astype(np.float64) - r).max() / max(np.abs(r).max(), 1e-30))
         np.save(f"{cmd['out']}.npy", y)
         runs[key] = run
@@ -99,11 +99,16 @@ def main():
     ap.add_argument('--repeat', type=int, default=7)
     ap.add_argument('--only', choices=('1d', '2d', 'layers'))
     ap.add_argument('--first', action='store_true', help="time first launches: forget every replayable program first")
+    ap.add_argument('--pairs', type=int, default=1,
+                    help="fresh pairs of worker processes, each timed --repeat turns, the turns pooled (default 1). One "
+                         "process can be 10%% faster or slower than another running the same code, for as long as it runs "
+                         "(where its arrays land in memory); several pairs average that out. --old equal to --new shows it")
     a = ap.parse_args()
     import tempfile
 
     import numpy as np
-    old, new = Worker(a.old), Worker(a.new)
+    pairs = [(Worker(a.old), Worker(a.new)) for _ in range(a.pairs)]
+    old, new = pairs[0]
     specs = []
     if a.only in (None, '1d'): specs += [['1d', 4, 512, 4096, wf] for wf in (3, 7, 31)]
     if a.only in (None, '2d'): specs += [['2d', 256, 2, 56, 56, 3, 2, 1]]
@@ -112,12 +117,16 @@ def main():
     print(f"{'shape':42s} {'old ms':>8s} {'new ms':>8s} {'new/old':>8s}  err old, new (vs float64); old vs new")
     rows = []
     for s in specs:
-        e_old = old.ask(op='run', spec=s, out=f"{tmp}/old")['err']; e_new = new.ask(op='run', spec=s, out=f"{tmp}/new")['err']
+        for o, n in pairs:
+            e_old = o.ask(op='run', spec=s, out=f"{tmp}/old")['err']; e_new = n.ask(op='run', spec=s, out=f"{tmp}/new")['err']
         yo, yn = np.load(f"{tmp}/old.npy").astype(np.float64), np.load(f"{tmp}/new.npy").astype(np.float64)
         diff = float(np.abs(yo - yn).max() / max(np.abs(yo).max(), 1e-30))
         to, tn = [], []
-        for _ in range(a.repeat):
-            to.append(old.ask(op='time', spec=s, first=a.first)['t']); tn.append(new.ask(op='time', spec=s, first=a.first)['t'])
+        for turn in range(a.repeat):
+            for o, n in pairs:                        # who goes first alternates: the second of two runs pays for the first
+                if turn % 2: tn.append(n.ask(op='time', spec=s, first=a.first)['t'])
+                to.append(o.ask(op='time', spec=s, first=a.first)['t'])
+                if not turn % 2: tn.append(n.ask(op='time', spec=s, first=a.first)['t'])
         ratio = statistics.median(n / o for n, o in zip(tn, to))
         name = ' '.join(map(str, s[1:])) if s[0] != 'layer' else f"{s[1]} N={s[2]}"
         rows.append((s[0], name, ratio))

@@ -27,14 +27,21 @@ def simulated(kernel, *args, **kw):
     "The launch simulated in full: `cores=` keeps it from being replayed."
     return simulate_kernel(kernel, *args, cores=[], **kw)
 
-def first_then_replayed(kernel, make_args, **kw):
-    "(replayed result, simulated result) of a second launch with new data, after a first launch recorded the signature."
+def recorded(kernel, *args, **kw):
+    "Launch `kernel` twice from nothing kept: the first launch is only seen, the second is recorded; its result."
     REPLAY.forget()
-    simulate_kernel(kernel, *make_args(0), **kw)
+    simulate_kernel(kernel, *args, **kw)
+    assert not REPLAY.programs, "a first launch was recorded"
+    return simulate_kernel(kernel, *args, **kw)
+
+
+def first_then_replayed(kernel, make_args, **kw):
+    "(replayed result, simulated result) of a launch with new data, after two launches recorded the signature."
+    recorded(kernel, *make_args(0), **kw)
     (program,) = REPLAY.programs.values()
     args = make_args(1)
     again = simulate_kernel(kernel, *args, **kw)
-    assert program.runs == 1, "the second launch was not replayed"
+    assert program.runs == 1, "the third launch was not replayed"
     return again, simulated(kernel, *args, **kw)
 
 
@@ -106,9 +113,8 @@ def test_the_book_kernels_multiply_and_reduce_in_one_step():
     for kern, args, kw in ((conv1d, long_filter_1d(0), dict(out_shape=(1, 8, 1, 400))),
                              (conv2d, (np.ones((8, 5, 5, 2), np.float32), np.ones((8, 3, 3, 1), np.float32), ((1, 1), (1, 1))),
                               dict(lhs_dilation=(2, 2)))):
-        REPLAY.forget()
         with trace() as tr: simulate_kernel(kern, *args, **kw)
-        simulate_kernel(kern, *args, **kw)                                   # recorded
+        recorded(kern, *args, **kw)
         (program,) = REPLAY.programs.values()
         assert not any(isinstance(s, Fused) for s in program.steps)           # joined only when first replayed
         simulate_kernel(kern, *args, **kw)
@@ -143,16 +149,14 @@ def test_steps_that_read_what_earlier_ones_wrote_are_not_joined(monkeypatch):
     "The steps of `chained` differ by constant shifts, but each reads the row the earlier ones write: never one run."
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((2, 6)).astype(np.float32), rng.standard_normal((2, 4)).astype(np.float32)
-    REPLAY.forget()
-    simulate_kernel(chained, x, w)
+    recorded(chained, x, w)
     (program,) = REPLAY.programs.values()
     again = simulate_kernel(chained, x + 1, w)
     assert sum(isinstance(s, Fused) for s in program.steps) == 8                        # fused, one step each
     assert program.runs == 1 and np.allclose(again, chained_reference(x + 1, w), rtol=1e-5)
     assert same_bits(again, simulated(chained, x + 1, w))
     monkeypatch.setattr(replay, '_joinable', lambda views, n, deltas: True)           # shown failing: joined anyway
-    REPLAY.forget()
-    simulate_kernel(chained, x, w)
+    recorded(chained, x, w)
     assert not same_bits(simulate_kernel(chained, x + 1, w), simulated(chained, x + 1, w))
 
 
@@ -173,17 +177,15 @@ def product_kept(x, w):
 def test_a_product_another_instruction_reads_is_stored(monkeypatch):
     "The multiply and reduce of `product_kept` stay two steps, since a copy reads the product too; its replay is right."
     x, w = np.arange(12, dtype=np.float32).reshape(3, 4), np.full((3, 4), 0.5, np.float32)
-    REPLAY.forget()
-    simulate_kernel(product_kept, x, w)
+    recorded(product_kept, x, w)
     (program,) = REPLAY.programs.values()
     again = simulate_kernel(product_kept, x + 1, w)
     assert program.runs == 1 and not any(isinstance(s, Fused) for s in program.steps)
     assert same_bits(again, np.concatenate([(x + 1) * w, ((x + 1) * w).sum(axis=1, keepdims=True)], axis=1))
 
 
-def test_the_first_result_is_not_written_by_a_replay():
-    REPLAY.forget()
-    first = simulate_kernel(conv1d, *small_1d(0), out_shape=(1, 8, 1, 50))
+def test_the_recorded_result_is_not_written_by_a_replay():
+    first = recorded(conv1d, *small_1d(0), out_shape=(1, 8, 1, 50))
     kept = first.copy()
     simulate_kernel(conv1d, *small_1d(1), out_shape=(1, 8, 1, 50))
     assert same_bits(first, kept)
@@ -200,9 +202,8 @@ def half_copy(x):
 
 def test_unwritten_memory_starts_as_nan_again(monkeypatch):
     "Every tensor a launch touches starts NaN-filled; a replay fills them again, so nothing of an earlier run shows."
-    REPLAY.forget()
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    first = simulate_kernel(half_copy, x)
+    first = recorded(half_copy, x)
     program = next(iter(REPLAY.programs.values()))
     for storage, _ in program.fresh: storage[...] = 7.0          # what a replay that skipped the fill would start from
     again = simulate_kernel(half_copy, x + 1)
@@ -214,8 +215,8 @@ def test_launches_that_are_simulated_every_time():
     img, flt, pad = small_1d(0)
     REPLAY.forget()
     with trace() as tr: simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
-    assert len(tr) > 0 and not REPLAY.programs                                   # traced: nothing recorded
-    simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
+    assert len(tr) > 0 and not REPLAY.programs and not REPLAY.seen               # traced: not even seen
+    recorded(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
     with trace() as tr: simulate_kernel(conv1d, img, flt, pad, out_shape=(1, 8, 1, 50))
     assert len(tr) > 0 and next(iter(REPLAY.programs.values())).runs == 0       # a traced launch issues everything
     cores = []
@@ -238,10 +239,12 @@ def test_launches_that_are_simulated_every_time():
 def test_another_argument_is_another_signature():
     REPLAY.forget()
     img, flt, _ = small_1d(0)
-    a = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
-    b = simulate_kernel(conv1d, img, flt, ((0, 0), (2, 0)), out_shape=(1, 8, 1, 50))
-    c = simulate_kernel(conv1d, img.astype(np.float16), flt.astype(np.float16), ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
-    d = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50), num_programs=2)
+    for _ in range(2):                                    # each signature seen, then recorded: none replayed
+        a = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
+        b = simulate_kernel(conv1d, img, flt, ((0, 0), (2, 0)), out_shape=(1, 8, 1, 50))
+        c = simulate_kernel(conv1d, img.astype(np.float16), flt.astype(np.float16), ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50))
+        d = simulate_kernel(conv1d, img, flt, ((0, 0), (1, 1)), out_shape=(1, 8, 1, 50), num_programs=2)
+        assert len(REPLAY.seen) == 4
     assert len(REPLAY.programs) == 4 and all(p.runs == 0 for p in REPLAY.programs.values())
     assert not same_bits(a, b) and c.dtype == np.float16 and same_bits(a, d)
 
@@ -249,8 +252,24 @@ def test_another_argument_is_another_signature():
 def test_at_most_most_programs_are_kept():
     REPLAY.forget()
     for W in range(20, 20 + REPLAY.most + 3):
-        simulate_kernel(conv1d, *small_1d(0, W), out_shape=(1, 8, 1, W))
+        for _ in range(2): simulate_kernel(conv1d, *small_1d(0, W), out_shape=(1, 8, 1, W))
     assert len(REPLAY.programs) == REPLAY.most
+
+
+def test_a_first_launch_records_nothing_and_at_most_most_seen_signatures_are_remembered(monkeypatch):
+    "A signature's first launch is simulated and only remembered (most_seen of them, the oldest forgotten first)."
+    REPLAY.forget()
+    monkeypatch.setattr(REPLAY, 'most_seen', 3)
+    listened = []
+    real = replay.listen
+    monkeypatch.setattr(replay, 'listen', lambda r: listened.append(r) or real(r))
+    for W in range(20, 25): simulate_kernel(conv1d, *small_1d(0, W), out_shape=(1, 8, 1, W))
+    assert not listened and not REPLAY.programs                                   # five first launches: nothing recorded
+    assert [k[3][0][1][1] for k in REPLAY.seen] == [(1, 8, 1, 22), (1, 8, 1, 23), (1, 8, 1, 24)]   # img shapes, newest 3
+    simulate_kernel(conv1d, *small_1d(0, 20), out_shape=(1, 8, 1, 20))           # forgotten: a first launch again
+    assert not listened and not REPLAY.programs
+    simulate_kernel(conv1d, *small_1d(0, 24), out_shape=(1, 8, 1, 24))           # seen: recorded and kept
+    assert len(listened) == 1 and len(REPLAY.programs) == 1
 
 
 def test_replay_uses_only_public_names_of_the_simulator():

@@ -1,4 +1,4 @@
-"""A book kernel launched a second time with arguments of the same shapes replays the instructions its first launch issued.
+"""A book kernel launched again with arguments of the same shapes replays the instructions an earlier launch issued.
 
 Docs: https://dwlit.github.io/dwlit/sim/replay.html.md"""
 
@@ -38,7 +38,7 @@ def signature(job: Job):
     except _Unkeyed: return None
 
 # %% ../../nbs/sim/34_replay.ipynb #69986d63
-@dataclass
+@dataclass(slots=True)
 class Issued:
     "One instruction of a recorded launch: its name, its attributes, the view it wrote and the views it read."
     op: str
@@ -47,13 +47,13 @@ class Issued:
     srcs: tuple
 
 class Recorder:
-    "Listens like a trace, and keeps each instruction as `Issued`: a signature's first launch."
+    "Listens like a trace, and keeps each instruction as `Issued`: a signature's second launch."
     def __init__(self): self.issued = []
     def add(self, op, engine, program_id, dst, srcs, partitions, free_elems, attrs):
         self.issued.append(Issued(op, attrs, dst, tuple(srcs)))
 
 # %% ../../nbs/sim/34_replay.ipynb #47057080
-@dataclass
+@dataclass(slots=True)
 class Step:
     "One replayed instruction: the compute function it called itself, on the same views."
     fn: object
@@ -210,15 +210,20 @@ class Program:
 
 # %% ../../nbs/sim/34_replay.ipynb #d6f19589
 class Replay(Executor):
-    "The executor of `@kernel(replay=True)`: a launch with an earlier launch's signature runs that launch's steps again."
+    "The executor of `@kernel(replay=True)`: a signature's second launch is recorded, and every later one replays it."
     name = 'replay'
-    def __init__(self, most=8, most_bytes=1 << 30):
+    def __init__(self, most=8, most_bytes=1 << 30, most_seen=256):
         self.programs, self.most, self.most_bytes = {}, most, most_bytes    # signature -> Program; how many, how big
+        self.seen, self.most_seen = {}, most_seen                           # signatures launched once, oldest first
 
     def run(self, job: Job):
         key = signature(job)
         if key is None: return SIMULATE.run(job)
         if key in self.programs: return to_numpy(self.programs[key].run(job.inputs), copy=True)
+        if key not in self.seen:                               # a first launch: simulated, nothing recorded
+            self.seen[key] = True
+            while len(self.seen) > self.most_seen: self.seen.pop(next(iter(self.seen)))
+            return SIMULATE.run(job)
         with listen(Recorder()) as rec: result = job.simulate()
         kept = result is not None and self.keep(key, rec.issued, job.inputs, result)
         return None if result is None else to_numpy(result, copy=kept)    # a kept result is the program's: copied
@@ -241,8 +246,8 @@ class Replay(Executor):
         return True
 
     def forget(self):
-        "Drop every kept program: the next launch of each signature is simulated."
-        self.programs.clear()
+        "Drop every kept program and every signature seen: the next launch of each is a first launch again."
+        self.programs.clear(); self.seen.clear()
 
 REPLAY = Replay()
 EXECUTORS['replay'] = REPLAY              # the launcher finds it by this name (`@kernel(replay=True)`)
