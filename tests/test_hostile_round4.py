@@ -124,3 +124,17 @@ def test_indexing_a_tile_gives_the_numpy_rows_or_a_clear_error(start, size, stop
         assert isinstance(e, SimulatorError), repr(e)
     else:
         assert got.shape[0] == len(rows[start:stop])
+
+
+def test_trace_where_refuses_a_name_no_instruction_records():
+    "A misspelt op or engine matched nothing and answered [], as if the kernel had issued none (the last case of round 4)."
+    from dwlit import simulate_kernel, trace
+    from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as conv1d
+    with trace() as tr:
+        simulate_kernel(conv1d, np.ones((1, 4, 1, 20), np.float32), np.ones((4, 1, 1, 3), np.float32), ((0, 0), (1, 1)),
+                        out_shape=(1, 4, 1, 20))
+    assert len(tr.where(op='tensor_tensor')) == 1 and tr.where(op='nc_matmul') == []     # absent but real: nothing
+    for bad, hint in ((dict(op='tensor_tensr'), "did you mean 'tensor_tensor'"), (dict(engine='vector'), "'Vector'"),
+                      (dict(op=3), "op=3 is not a name")):
+        with pytest.raises(SimulatorError, match=hint):
+            tr.where(**bad)

@@ -6,7 +6,7 @@ Docs: https://dwlit.github.io/dwlit/sim/trace.html.md"""
 
 # %% ../../nbs/sim/05_trace.ipynb #a0268b92
 from __future__ import annotations
-import contextlib, textwrap
+import contextlib, difflib, textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from .checks import SimulatorError, check_int
@@ -53,6 +53,20 @@ class Instruction:
         return (f"p{self.program_id} {self.engine:<6} {self.op:<13} {self.partitions}x{self.free_elems} {self.dtype}{a}: "
                 f"{self.dst} <- {', '.join(map(str, self.srcs))}")
 
+# %% ../../nbs/sim/05_trace.ipynb #op5nam3s
+OP_NAMES = frozenset((            # every name an instruction records under (tests/test_structure.py keeps this complete)
+    'activate2', 'activation', 'affine_select', 'bn_aggr', 'bn_stats', 'dma_copy', 'dma_transpose', 'dve_transpose', 'iota',
+    'max8', 'memset', 'nc_find_index8', 'nc_matmul', 'nc_stream_shuffle', 'nc_transpose', 'nonzero_with_count',
+    'range_select', 'reciprocal', 'register_store', 'select_reduce', 'tensor_copy', 'tensor_copy_predicated',
+    'tensor_partition_reduce', 'tensor_reduce', 'tensor_scalar', 'tensor_scalar_cumulative', 'tensor_tensor',
+    'tensor_tensor_scan'))
+
+def _unknown(field, value, known) -> str:
+    "The message for Trace.where(field=value) with a value no instruction records: the nearest names, or all of them."
+    near = difflib.get_close_matches(str(value), sorted(known), 3, 0.6)
+    return (f"Trace.where: {field}={value!r} is not a name instructions record under, so nothing could match; "
+            + (f"did you mean {' or '.join(map(repr, near))}?" if near else f"they are {', '.join(sorted(known))}"))
+
 # %% ../../nbs/sim/05_trace.ipynb #7b774f18
 _FIELDS = tuple(Instruction.__dataclass_fields__)
 
@@ -71,6 +85,8 @@ class Trace:
         "The instructions whose fields equal `fields` (e.g. op='tensor_tensor', program_id=0)."
         for k in fields:
             if k not in _FIELDS: raise SimulatorError(f"Trace.where: {k!r} is not a field of an instruction; they are {', '.join(_FIELDS)}")
+        for k, known in (('op', OP_NAMES), ('engine', ENGINES)):   # a misspelt name would match nothing, silently
+            if k in fields and fields[k] not in known: raise SimulatorError(_unknown(k, fields[k], known))
         return [i for i in self.instructions if all(getattr(i, k) == v for k, v in fields.items())]
 
     def show(self, n=12):
