@@ -63,10 +63,21 @@ def many_small(x, w, out):
     nisa.dma_copy(dst=out, src=acc)
     return out
 
+def launch_only(x, w, out):
+    "The many-small kernel's launch without its instructions: the same 3 inputs and 4 SBUF tiles."
+    C, Wp = x.shape
+    for shape, name in (((C, Wp), 'xs'), ((C, w.shape[1]), 'ws'), ((C, Wp - w.shape[1] + 1), 'acc'), ((C, Wp - w.shape[1] + 1), 'tmp')):
+        nl.ndarray(shape, dtype=x.dtype, buffer=nl.sbuf, name=name)
+    return out
+
 rng = np.random.default_rng(0)
 def case(spec):
     "(the launch, the fastest direct NumPy or None) of a case."
     kind, *a = spec
+    if kind == 'alone':
+        x = rng.standard_normal((128, 64), dtype=np.float32); w = rng.standard_normal((128, 1), dtype=np.float32)
+        out = np.zeros((128, 64), np.float32)
+        return (lambda: simulate_kernel(launch_only, x, w, out)), None
     if kind == 'small':
         (wf,) = a
         x = rng.standard_normal((128, 64 + wf - 1), dtype=np.float32); w = rng.standard_normal((128, wf), dtype=np.float32)
@@ -137,7 +148,7 @@ def main():
     a = ap.parse_args()
     names = ['new'] + (['old'] if a.old else [])
     ws = {'new': Worker(a.new), **({'old': Worker(a.old)} if a.old else {})}
-    small = [['small', wf] for wf in (1, 2, 4, 8, 16, 31, 63)] if a.only != 'book' else []
+    small = [['small', wf] for wf in (1, 2, 4, 8, 16, 31, 63)] + [['alone']] if a.only != 'book' else []
     book = [['1d', 3], ['1d', 7], ['1d', 31], ['2d']] if a.only != 'small' else []
     tmp, load0 = tempfile.mkdtemp(), os.getloadavg()[0]
     res, count, same = {}, {}, {}
@@ -147,7 +158,7 @@ def main():
             count[k] = w.ask(op='setup', spec=s, out=f"{tmp}/{n}.npy", direct=(n == 'new'))['instructions']
             outs.append(np.load(f"{tmp}/{n}.npy"))
         same[k] = all(o.tobytes() == outs[0].tobytes() for o in outs)
-        modes = ['first'] if s[0] == 'small' else ['first', 'repeat', 'direct']
+        modes = ['first'] if s[0] in ('small', 'alone') else ['first', 'repeat', 'direct']
         t = {(n, m): [] for n in names for m in modes if m != 'direct' or n == 'new'}
         for _ in range(a.repeat):
             for (n, m) in t: t[n, m].append(ws[n].ask(op='time', spec=s, mode=m)['t'])
@@ -158,6 +169,7 @@ def main():
     if small:
         print("\nmany small instructions (a first launch every time; 128 x 64 fp32 per instruction)")
         print(f"{'W_f':>4} {'instr':>6}" + ''.join(f" {n + ' ms':>9}" for n in names) + ('   new/old' if a.old else ''))
+        alone, small = small[-1], small[:-1]
         for s in small:
             t = res[json.dumps(s)]
             line = f"{s[1]:>4} {count[json.dumps(s)]:>6}" + ''.join(f" {med(t[n, 'first']) * 1e3:>9.3f}" for n in names)
@@ -167,6 +179,11 @@ def main():
         for n in names:
             b, a0 = np.polyfit(ns, [med(res[json.dumps(s)][n, 'first']) for s in small], 1)
             print(f"fit {n}: {a0 * 1e3:.3f} ms per launch + {b * 1e6:.1f} us per instruction")
+        ends = [json.dumps(small[0]), json.dumps(small[-1])]
+        for n in names:                  # the fit's intercept is noisy: the launch timed alone, and the slope from the two ends
+            per = statistics.median((b - a) / (count[ends[1]] - count[ends[0]]) for a, b in zip(res[ends[0]][n, 'first'], res[ends[1]][n, 'first']))
+            print(f"{n}: the launch alone (3 inputs, 4 SBUF tiles, no instruction) {med(res[json.dumps(alone)][n, 'first']) * 1e3:.3f} ms; "
+                  f"per instruction, W_f=63 minus W_f=1 per turn, {per * 1e6:.1f} us")
     if book:
         print("\nthe book's kernels: first launch (simulated), repeated launch (replayed), fastest direct NumPy")
         print(f"{'shape':<8} {'instr':>6}" + ''.join(f" {n + ' first':>10} {n + ' rep':>9}" for n in names)

@@ -276,3 +276,53 @@ def test_no_second_reference_convolution_or_rule_of_ones_own():
     "One float64 reference, one padding normaliser, one target check: no function of another name doing their job."
     doubles = definitions(r'(depthwise[12]d_reference|_conv_reference|_check_padding|target_arg|_check_target)')
     assert not doubles, doubles
+
+
+def recorded_op_names(sources) -> set:
+    "Every name the simulator's instructions record under: `record('name', ...)`, or `who = 'name'` then `record(who, ...)`."
+    names = set()
+    for s in sources:
+        names |= set(re.findall(r"record\('([a-z_0-9]+)'", s))
+        if 'record(who' in s: names |= set(re.findall(r"who = '([a-z_0-9]+)'", s))
+    return names
+
+
+def test_trace_where_knows_every_op_name():
+    "Trace.where refuses an op no instruction records under; OP_NAMES must be exactly the names the instructions use."
+    from dwlit.sim.tracing import OP_NAMES
+    found = recorded_op_names(p.read_text() for p in (ROOT / 'dwlit' / 'sim').glob('*.py'))
+    assert found == OP_NAMES, f"missing from OP_NAMES: {sorted(found - OP_NAMES)}; never recorded: {sorted(OP_NAMES - found)}"
+
+
+def test_the_op_name_finder_sees_a_new_instruction():
+    src = "def frob(dst):\n    who = 'frobnicate'\n    record(who, 'Vector', dst, (), 1, 1)\n"
+    assert recorded_op_names([src, "record('twiddle', 'DMA', d, (s,), 1, 1)"]) == {'frobnicate', 'twiddle'}
+
+
+def patched_imports(source: str) -> list:
+    "Attributes a module sets on names it imported (`Tensor.ap = ...`, `setattr(View, ...)`): monkeypatching."
+    tree = ast.parse(source)
+    imported = {a.asname or a.name.split('.')[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    hits = []
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in imported:
+                hits.append(f"{t.value.id}.{t.attr}")
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == 'setattr' and n.args
+                and isinstance(n.args[0], ast.Name) and n.args[0].id in imported):
+            hits.append(f"setattr({n.args[0].id}, ...)")
+    return hits
+
+
+def test_no_module_patches_what_it_imports():
+    "A class's behaviour is in its own module: the NKI appendices register handlers (index_kind, run_time_offsets, "
+    "tile_operators) instead of replacing methods of Tensor and View."
+    bad = {str(p.relative_to(ROOT)): h for p in (ROOT / 'dwlit').rglob('*.py') if (h := patched_imports(p.read_text()))}
+    assert not bad, bad
+
+
+def test_the_patch_finder_sees_a_planted_patch():
+    src = "from .memory import Tensor, View\nTensor.ap = lambda self: 0\nfor c in (Tensor,): pass\nsetattr(View, 'x', 1)\n"
+    assert patched_imports(src) == ['Tensor.ap', 'setattr(View, ...)']
+    assert patched_imports("class A: pass\nA.b = 1\n") == []                 # a module's own class: its business

@@ -16,7 +16,7 @@ from ..kernels import tiling
 from .cost import Cost, cost_model, instruction_cost
 
 # %% auto #0
-__all__ = ['OP_COLOURS', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule', 'step_width']
+__all__ = ['OP_COLOURS', 'Slot', 'Schedule', 'schedule', 'predict', 'plot_gantt', 'check_schedule']
 
 # %% ../../nbs/analysis/22_timeline.ipynb #0e667aa8
 @dataclass
@@ -217,9 +217,4 @@ def check_schedule(sched: Schedule):
                                      f"instruction {a.index} ({a.ins.op}) it depends on ends at {a.end_ns:.1f} ns")
 
 # %% ../../nbs/analysis/22_timeline.ipynb #53216758
-@contextlib.contextmanager
-def step_width(width):
-    "Run the 1D kernels with `width` instead of 512 as their target elements per instruction (PACK, L468), then restore it."
-    old, tiling.PACK = tiling.PACK, check_int(width, 'width', minimum=1, maximum=2**20)
-    try: yield
-    finally: tiling.PACK = old
+from ..kernels.tiling import step_width    # `with step_width(w):` sets PACK (L468) to w in tiling itself, then back

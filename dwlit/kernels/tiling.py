@@ -6,6 +6,7 @@ Docs: https://dwlit.github.io/dwlit/kernels/tiling.html.md"""
 
 # %% ../../nbs/kernels/09_tiling.ipynb #bdd21355
 from __future__ import annotations
+import contextlib
 from dataclasses import dataclass
 import numpy as np
 from ..sim import SimulatorError, check_int, errors_from, shown, MAX_PROGRAMS
@@ -19,6 +20,15 @@ __all__ = ['C_TILE_SIZE', 'PACK', 'div_ceil', 'Dispatch', 'chunk_positions', 'di
 # %% ../../nbs/kernels/09_tiling.ipynb #0cfd46f1
 C_TILE_SIZE = nl.tile_size.pmax   # channels per tile = SBUF partitions, 128
 PACK = 512                        # the kernels' vector-width heuristic (L468, L717)
+
+# %% ../../nbs/kernels/09_tiling.ipynb #st3pw1dt
+@contextlib.contextmanager
+def step_width(width):
+    "Run the 1D kernels with `width` instead of 512 as their target elements per instruction (PACK, L468), then restore it."
+    global PACK                       # set here, in PACK's own module (chapter 22 asks what another width would do)
+    old, PACK = PACK, check_int(width, 'width', minimum=1, maximum=2**20)
+    try: yield
+    finally: PACK = old
 
 # %% ../../nbs/kernels/09_tiling.ipynb #5e0a3b71
 def div_ceil(a, b) -> int:

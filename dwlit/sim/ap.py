@@ -15,8 +15,33 @@ from .target import MAX_HBM_BYTES, MAX_VIEW_ELEMENTS, MAX_FREE_DIMS
 __all__ = ['MAX_TOUCH_ELEMENTS', 'View', 'extent', 'strided', 'make_view', 'touch_counts', 'show_touches', 'ap_explorer',
            'index_kind', 'index_view', 'run_time_offsets', 'offset_at_run_time', 'full_view', 'reshape_view']
 
+# %% ../../nbs/sim/03_access_patterns.ipynb #t1l3op5x
+TILE_OPERATORS = ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__', '__truediv__', '__rtruediv__',
+                  '__neg__', '__lt__', '__le__', '__gt__', '__ge__', '__setitem__', '__iadd__', '__isub__', '__imul__',
+                  '__itruediv__', 'broadcast_to')
+_tile_operators = {}     # name -> function(tensor or view, *args): registered by appendix 34e, NKI's tiles as values
+
+def tile_operators(functions: dict):
+    "Let `a + b`, `t[i] = v`, `t += u`, `t.broadcast_to(shape)`, ... on tensors and views call `functions[name]`."
+    unknown = set(functions) - set(TILE_OPERATORS)
+    if unknown: raise SimulatorError(f"tile_operators: {sorted(unknown)} are not among {TILE_OPERATORS}")
+    _tile_operators.update(functions)
+
+def _sent(name):
+    def send(self, *args):
+        if name not in _tile_operators:
+            raise NotModelledError(f"{name} of {self!r}: NKI's tile arithmetic is modelled by dwlit.sim.nki_tiles (appendix 34e)")
+        return _tile_operators[name](self, *args)
+    send.__name__ = send.__qualname__ = name
+    return send
+
+# The base of Tensor and View: NKI's operators on tiles, each sent to the function appendix 34e registers.
+TileOperators = type('TileOperators', (), {'__slots__': (), '__doc__': "NKI's operators on tiles, as registered by "
+                     "appendix 34e (tile_operators)", **{n: _sent(n) for n in TILE_OPERATORS},
+                     '__class_getitem__': classmethod(lambda cls, shape: cls)})   # `a: tensor[128, 512]`, NKI's annotation
+
 # %% ../../nbs/sim/03_access_patterns.ipynb #fdeda82d
-class View:
+class View(TileOperators):
     "A tensor seen through an access pattern: `array` is a strided NumPy view of the tensor's storage."
     __slots__ = ('tensor', 'pattern', 'offset', 'array')
     def __init__(self, tensor, pattern, offset, array):

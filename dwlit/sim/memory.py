@@ -14,7 +14,7 @@ from .checks import (SimulatorError, SimulatorTypeError, AllocationError, NotMod
                               refuse_unmodelled)
 from .target import KiB, TARGETS, get_target, using_target, MAX_HBM_BYTES
 from .core import NeuronCore, current_core, use_core, reset_default_core
-from .ap import make_view, index_view, reshape_view, nki_method_error, offset_at_run_time, _whole
+from .ap import TileOperators, make_view, index_view, reshape_view, nki_method_error, offset_at_run_time, _whole
 
 # %% auto #0
 __all__ = ['sbuf', 'psum', 'private_hbm', 'shared_hbm', 'hbm', 'BUFFERS', 'float32', 'float16', 'bfloat16', 'float8_e4m3',
@@ -93,7 +93,7 @@ def kernel_dtype(dtype, arg='dtype') -> np.dtype:
 _ids = itertools.count()
 
 # %% ../../nbs/sim/02_memory.ipynb #8c9fad71
-class Tensor:
+class Tensor(TileOperators):
     "A simulated tensor: a name, a shape, a dtype, a buffer, and its elements in a flat NumPy array."
     retired = None             # what took its address, once ndarray(address=) gave its memory to a later tensor
     matmul_written = None      # in PSUM: which elements an nc_matmul has written (its accumulate rule reads it)

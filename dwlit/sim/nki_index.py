@@ -11,7 +11,7 @@ import math, operator
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, AccessPatternError, NotModelledError, shown
 from .memory import Tensor
-from .ap import View, make_view, index_view, index_kind, _axes, _Named, _int_or_none
+from .ap import TileOperators, View, make_view, index_view, index_kind, _axes, _Named, _int_or_none
 
 # %% auto #0
 __all__ = ['mgrid', 'IndexExpr', 'broadcast_shape', 'as_expr', 'arange', 'Grid', 'PendingView', 'expr_index', 'Predicate',
@@ -181,7 +181,7 @@ def _split(index, ndim, what):
     return exprs, tail + [slice(None)] * (ndim - len(items))
 
 # %% ../../nbs/sim/34b_nki_indexing.ipynb #c610a6f1
-class PendingView:
+class PendingView(TileOperators):
     "`t[exprs]` that reaches outside `t`: checked when an instruction uses it, after its mask has cut the grid."
     def __init__(self, x, exprs, tail, grid, what):
         self.x, self.exprs, self.tail, self.grid, self.what = x, exprs, tail, grid, what

@@ -12,7 +12,7 @@ import builtins, math
 import numpy as np
 from .checks import SimulatorError, SimulatorTypeError, NotModelledError, check_int, check_ints, check_bool, shown
 from .memory import Tensor, ndarray as _ndarray, sbuf, psum, private_hbm, float32, int32, as_dtype, DTYPES
-from .ap import View, full_view, make_view
+from .ap import View, full_view, make_view, tile_operators
 import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less,
                            less_equal, greater, greater_equal)
@@ -264,9 +264,7 @@ _TILE_METHODS = dict(
     __le__=_operator(less_equal), __gt__=_operator(greater), __ge__=_operator(greater_equal),
     __setitem__=_setitem, __iadd__=_inplace(add), __isub__=_inplace(subtract), __imul__=_inplace(multiply),
     __itruediv__=_inplace(divide), broadcast_to=lambda self, shape: broadcast_to(self, shape))
-for _cls in (Tensor, View, PendingView):
-    for _k, _f in _TILE_METHODS.items(): setattr(_cls, _k, _f)
-Tensor.__class_getitem__ = classmethod(lambda cls, shape: cls)      # `a: tensor[128, 512]`, the first generation's annotation
+tile_operators(_TILE_METHODS)          # Tensor and View (chapters 2, 3) send their operators here; PendingView too
 
 # %% ../../nbs/sim/34e_nki_tiles.ipynb #969f6120
 class ParDim(int):
