@@ -131,9 +131,9 @@ def test_an_index_view_is_the_storage_its_pattern_names(data, shape, on_chip, tw
         t = ndarray(shape, float32, buffer=sbuf if on_chip else hbm, name='t')
     t.write(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
     x = t[tuple(slice(None) for _ in shape)] if twice else t
-    idx = tuple(data.draw(st.one_of(st.integers(0, n - 1), st.builds(slice, st.integers(0, n - 1), st.just(n))))
-                for n in shape)
-    v = x[idx]
+    idx = tuple(data.draw(index_strategy(n)) for n in shape)          # negative integers, steps of either sign
+    try: v = x[idx]
+    except AccessPatternError: return                                   # empty, or past an axis: refused (tested above)
     fresh = make_view(t, [list(p) for p in v.pattern], v.offset)          # the same pattern, made and checked anew
     assert v.shape == fresh.shape and np.array_equal(v.array, fresh.array)
     v.array[...] = -1
