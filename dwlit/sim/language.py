@@ -22,8 +22,8 @@ from .launch import kernel, simulate_kernel
 __all__ = ['tile_size', 'copy', 'exp', 'log', 'tanh', 'sigmoid', 'relu', 'silu', 'gelu_apprx_tanh', 'square', 'sqrt', 'rsqrt',
            'reciprocal', 'abs', 'sin', 'softplus', 'gelu', 'erf', 'sign', 'arctan', 'mish', 'NkiTensor', 'NL_MODELLED',
            'program_id', 'num_programs', 'program_ndim', 'affine_range', 'sequential_range', 'static_range',
-           'plot_programs', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store', 'sum', 'max', 'min',
-           'broadcast_to', 'NKIObject']
+           'plot_programs', 'full', 'zeros', 'ones', 'zeros_like', 'ds', 'load', 'store', 'free_axes', 'reduced_shape',
+           'sum', 'max', 'min', 'broadcast_to', 'NKIObject']
 
 # %% ../../nbs/sim/06_programs.ipynb #822289e1
 def program_id(axis=0) -> int:
@@ -139,19 +139,26 @@ def _tile(x, arg, who) -> Tensor:
     if isinstance(_tensor_of(x), Tensor): return x
     raise SimulatorTypeError(f"{who}: {arg} must be a tile (a tensor or a view of one), got {arg}={shown(x)}")
 
+def free_axes(axis, ndim: int, who: str) -> tuple:
+    "The free axes `axis` names (an int or a sequence, negative counted from the end), sorted; each once, never axis 0."
+    axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
+    axes = tuple(sorted(a % ndim if -ndim <= a < ndim else a for a in axes))
+    if not axes or axes[0] < 1 or axes[-1] >= ndim or len(set(axes)) < len(axes):
+        raise SimulatorError(f"{who}: axis must name free axes (1..{ndim - 1}) of a {ndim}-D tile, each once; axis 0 "
+                             f"is the partition axis; got axis={shown(axis)}")
+    return axes
+
+def reduced_shape(shape, axes, keepdims) -> tuple:
+    "The shape left after reducing `axes` of `shape` (kept as 1s if `keepdims`)."
+    return tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else \
+           tuple(n for k, n in enumerate(shape) if k not in axes)
+
 def _reduce_tile(op, x, axis, dtype=None, keepdims=False, name=None):
     "A new SBUF tile: `x` reduced over its free axes `axis` with `op` (one tensor_reduce)."
     x, keepdims = _tile(x, 'x', f"nl.{name}"), check_bool(keepdims, 'keepdims')
     dtype = None if dtype is None else as_dtype(dtype, allowed=DTYPES)
-    axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
-    if not axes: raise SimulatorError(f"nl.{name}: axis must name at least one free axis, got axis={shown(axis)}")
-    nd = len(x.shape)
-    axes = tuple(sorted(a % nd for a in axes)) if all(-nd <= a < nd for a in axes) else axes
-    if 0 in axes:
-        raise SimulatorError(f"nl.{name}: axis 0 is the partition axis, and only free axes can be reduced, got axis={shown(axis)}")
-    shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape)) if keepdims else \
-            tuple(n for k, n in enumerate(x.shape) if k not in axes)
-    out = ndarray(shape or (1,), dtype or x.dtype, buffer=sbuf, name=name or f"{op.name}_of")
+    axes = free_axes(axis, len(x.shape), f"nl.{name}")
+    out = ndarray(reduced_shape(x.shape, axes, keepdims) or (1,), dtype or x.dtype, buffer=sbuf, name=name or f"{op.name}_of")
     tensor_reduce(out, op, x, axes if len(axes) > 1 else axes[0])
     return out
 

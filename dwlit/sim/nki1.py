@@ -20,6 +20,7 @@ from .ap import View, full_view, make_view
 import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less,
                            less_equal, greater, greater_equal, engine)
+from .language import free_axes, reduced_shape
 from .nki_index import IndexExpr, Grid, PendingView, Predicate, mask_box, restrict
 from .nki_dynamic import DynamicView, IndirectView, dma_copy_indirect
 
@@ -185,21 +186,6 @@ def _activation1(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None
                _scalar_operand(scale, box), as_op(reduce_op), reduce_res, reduce_cmd)
     return out
 
-# %% ../../nbs/sim/34d_nki_first_generation.ipynb #8205932a
-def _kept(shape, axes, keepdims):
-    "The shape left after reducing `axes` of `shape`."
-    return tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else \
-           tuple(n for k, n in enumerate(shape) if k not in axes)
-
-# %% ../../nbs/sim/34d_nki_first_generation.ipynb #7772cbde
-def _reduce_axes(axis, ndim, who) -> tuple:
-    axes = (check_int(axis, 'axis'),) if not isinstance(axis, (tuple, list)) else check_ints(axis, 'axis')
-    axes = tuple(sorted(a % ndim if -ndim <= a < ndim else a for a in axes))
-    if not axes or axes[0] < 1 or axes[-1] >= ndim or len(set(axes)) < len(axes):
-        raise SimulatorError(f"{who}: axis must name free axes (1..{ndim - 1}) of a {ndim}-D tile, each once; axis 0 "
-                             f"is the partition axis; got axis={shown(axis)}")
-    return axes
-
 # %% ../../nbs/sim/34d_nki_first_generation.ipynb #ddb17572
 def reduce_into(out, op, data, axes, negate=False, box=None):
     "One tensor_reduce of free `axes` of `data` into `out`; axes that are not last are moved last in the view (no copy)."
@@ -214,8 +200,8 @@ def reduce_into(out, op, data, axes, negate=False, box=None):
 
 # %% ../../nbs/sim/34d_nki_first_generation.ipynb #27319200
 def _tensor_reduce1(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
-    axes = _reduce_axes(axis, len(data.shape), 'nisa.tensor_reduce')
-    out, box = new_tile(_kept(data.shape, axes, keepdims), dtype or data.dtype, name='tensor_reduce'), mask_box(mask)
+    axes = free_axes(axis, len(data.shape), 'nisa.tensor_reduce')
+    out, box = new_tile(reduced_shape(data.shape, axes, keepdims), dtype or data.dtype, name='tensor_reduce'), mask_box(mask)
     if box is not None: reduce_into(out, as_op(op), data, axes, negate, box)
     return out
 

@@ -16,11 +16,11 @@ from .ap import View, full_view, make_view, tile_operators
 import dwlit.sim.isa as _isa                        # the module itself, not the package that imports this one
 from .isa import (Op, Fn, OPS, ACTIVATIONS, add, subtract, multiply, maximum, minimum, divide, equal, not_equal, less,
                            less_equal, greater, greater_equal)
-from .language import _across_partitions
+from .language import _across_partitions, free_axes, reduced_shape
 from .nki_index import IndexExpr, PendingView, mask_box
 from .nki_dynamic import DynamicIndex, IndirectView
 from .nki1 import (operand, new_tile, promote, as_op, _is_tile, tile_arg, _issue, _in_sbuf, _is_float, _user_name, dma_copy,
-                            transpose_tile, reduce_into, _reduce_axes, _kept)
+                            transpose_tile, reduce_into)
 
 # %% auto #0
 __all__ = ['add', 'subtract', 'multiply', 'maximum', 'minimum', 'divide', 'equal', 'not_equal', 'less', 'less_equal', 'greater',
@@ -121,8 +121,8 @@ class NlReduce(Op):
     "nl.sum / nl.max / nl.min / nl.prod: a reduction of free axes, and (max, min) the ALU operator NKI lets stand for it."
     def __call__(self, x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
         x, dtype, keepdims = tile_arg(x, 'x', f"nl.{self.name}"), _dtype_arg(dtype), check_bool(keepdims, 'keepdims')
-        axes = _reduce_axes(axis, len(x.shape), f"nl.{self.name}")
-        out = new_tile(_kept(x.shape, axes, keepdims), dtype or x.dtype, name=self.name)
+        axes = free_axes(axis, len(x.shape), f"nl.{self.name}")
+        out = new_tile(reduced_shape(x.shape, axes, keepdims), dtype or x.dtype, name=self.name)
         box = mask_box(mask)
         if box is not None: reduce_into(out, OPS[self.name], x, axes, box=box)
         return out
@@ -141,7 +141,7 @@ max, min = NlReduce('maximum', np.maximum), NlReduce('minimum', np.minimum)     
 
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     "nl.mean: the sum of free axes `axis`, divided by how many elements each sum holds (fp32 for an integer input)."
-    axes = _reduce_axes(axis, len(x.shape), 'nl.mean')
+    axes = free_axes(axis, len(x.shape), 'nl.mean')
     s = sum(x, axes, float32 if x.dtype.kind in 'iub' else None, mask, keepdims)
     return binary(divide, s, math.prod(x.shape[a] for a in axes), dtype or s.dtype, mask)
 
