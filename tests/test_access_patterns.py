@@ -153,4 +153,5 @@ def test_ap_of_a_view_with_a_dtype_reinterprets_its_bytes():
     s = t.ap([[16, 4], [1, 2]], 0, dtype=np.float16)                   # the tensor's own .ap: 16 fp16 per partition
     assert s.dtype == np.float16 and s.shape == (4, 2)
     d = t.ap([[8, 4], [1, 2]], 0, 1)                                   # NKI's order: the third is scalar_offset
+    assert t.ap([[8, 4], [1, 2]], None).offset == 0                    # offset=None is 0, as for a view's .ap
     assert 'offset=0 + 8 * 1' in repr(d)

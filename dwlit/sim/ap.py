@@ -293,7 +293,7 @@ def index_view(x, index) -> View:
     if not basic:                                        # NKI's other kinds of index (appendix 34b) register with index_kind
         for test, handler in _in_order:
             if test(x, index): return handler(x, index)
-    tensor, axes, offset = _axis_pairs(x)
+    tensor, axes, offset, x_array = _axis_pairs(x)
     items = index if isinstance(index, tuple) else (index,)
     if not basic or len(items) != len(axes): items = _basic(index, len(axes), _Named(x))   # ..., fewer items: filled in
     pairs, cut, on_chip = [], [], tensor.buffer.on_chip
@@ -308,12 +308,11 @@ def index_view(x, index) -> View:
         j %= n; offset += j * step
         if on_chip and ax == 0: pairs.append((step, 1)); cut.append(slice(j, j + 1))   # NKI keeps the partition axis
         else: cut.append(j)
-    whole = x if isinstance(x, View) else x.whole
-    if whole is None: return _built(tensor, tuple(pairs) or ((1, 1),), offset)   # no view of x: made and checked anew
+    if x_array is None: return _built(tensor, tuple(pairs) or ((1, 1),), offset)   # no view of x: made and checked anew
     # Every element of the result is an element of x, a view already checked, so it is in bounds; what is left to
     # check is the partition rule. Its array is x's array cut by NumPy, which (the slices fitting) selects the same.
     if not pairs: pairs, cut[-1] = [(1, 1)], slice(cut[-1], cut[-1] + 1)   # off chip, every axis an integer: one element
-    array = (whole.array if isinstance(whole, View) else whole[2])[tuple(cut)]     # (a view, never a NumPy scalar)
+    array = x_array[tuple(cut)]                                                     # (a view, never a NumPy scalar)
     if on_chip and len(pairs) < 2: pairs.append((1, 1)); array = array[:, None]    # ... and at least one free axis
     pairs = tuple(pairs)
     if on_chip: _check_partitions(tensor, pairs, offset)
@@ -355,11 +354,11 @@ def _axes(x) -> tuple:
     return steps[::-1], shape, 0
 
 def _axis_pairs(x) -> tuple:
-    "(tensor, ((step, length) of each axis), offset) of a view, or of a tensor seen whole (row-major)."
-    if isinstance(x, View): return x.tensor, x.pattern, x.offset
-    if x.whole is not None: return x, x.whole[0], 0                  # made with the tensor
+    "(tensor, ((step, length) of each axis), offset, array) of a view, or of a tensor seen whole (array None: no view shows it)."
+    if isinstance(x, View): return x.tensor, x.pattern, x.offset, x.array
+    if x.whole is not None: return x, x.whole[0], 0, x.whole[2]          # made with the tensor
     steps, shape, _ = _axes(x)
-    return x, tuple(zip(steps, shape)), 0
+    return x, tuple(zip(steps, shape)), 0, None
 
 # %% ../../nbs/sim/03_access_patterns.ipynb #7b4c0b83
 class _Named:

@@ -110,7 +110,7 @@ class Tensor(TileOperators):
         "This tensor seen through access pattern `pattern` (`[[step, num], ...]`) from `offset`: a view, no copy."
         if scalar_offset is not None or vector_offset is not None:       # read when the instruction runs: appendix 34c
             return offset_at_run_time(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype)
-        return make_view(self if dtype is None else reinterpret(self, dtype), pattern, offset)
+        return make_view(self if dtype is None else reinterpret(self, dtype), pattern, 0 if offset is None else offset)
 
     def reshape(self, shape):
         "The same elements in another shape (row-major; on chip the partition dimension is kept): a view."
