@@ -147,7 +147,15 @@ def _compile(ins, store, ops):
             for i in range(2, xs.shape[-1]): uf(acc, xs[..., i], out=acc)
             d[...] = acc.reshape(d.shape)
         return run
-    raise NotImplementedError(f"replay of {ins.op} (the depthwise kernels do not issue it)")
+    if ins.op == 'tensor_scalar' and len(s) == 2 and ins.attrs.get('op1') is None and not ins.attrs.get('reverse0'):
+        a, col = s                                      # data, and operand0 as a (P, 1) tile: one value per partition
+        out = _reshaped(d, a.shape) if d.dtype == a.dtype == col.dtype == f32 else None
+        if out is not None:
+            col = col.reshape(col.shape[:1] + (1,) * (a.ndim - 1))
+            def run(uf=ops[ins.attrs['op0']].ufunc, a=a, col=col, out=out): uf(a, col, out=out)
+            return run
+    raise NotImplementedError(f"replay of {ins.op} {ins.attrs} (neither the depthwise kernels nor first_launch.py's "
+                              f"many-small kernel issue it)")
 
 
 class Replay:

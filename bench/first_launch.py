@@ -11,7 +11,8 @@ sees a shape: every instruction checked, computed and recorded. A repeated launc
   (128, 1) column and (from the second tap on) a `tensor_tensor` add, 1 DMA out: 2 W_f + 2 instructions of 8 KB each,
   so the time is the simulator's own. W_f in 1, 2, 4, 8, 16, 31, 63, and the least-squares line
   time = a + b * instructions: b is the cost per instruction, a the cost per launch (4 allocations and 3 inputs
-  included);
+  included); the same instruction stream is also run as bare NumPy calls (benchlib.Replay), and the
+  first launch minus that is the fixed cost, what the simulator adds on top of the arithmetic;
 - book: the 1D entry point (N=4, C=512, W=4096, 'same' padding, W_f 3, 7, 31) and the 2D kernel (C=256, N=2, 56x56,
   3x3, lhs_dilation 2, padding 1), as in bench_conv1d.py and bench_conv2d.py: the first launch (the replay forgotten
   before each one), the repeated launch, and the fastest direct NumPy formulation of those scripts.
@@ -43,7 +44,7 @@ from dwlit.sim import language as nl, isa as nisa
 from dwlit.sim.replay import REPLAY
 from dwlit.kernels.conv1d import conv1d_depthwise_bf01_oi01_bf01 as k1
 from dwlit.kernels.conv2d import conv2d_depthwise_f01b_o01i_bf01 as k2
-import bench_conv1d, bench_conv2d
+import bench_conv1d, bench_conv2d, benchlib
 
 def many_small(x, w, out):
     "The depthwise conv1d of many small instructions, as an NKI user writes it."
@@ -77,21 +78,21 @@ def case(spec):
     if kind == 'alone':
         x = rng.standard_normal((128, 64), dtype=np.float32); w = rng.standard_normal((128, 1), dtype=np.float32)
         out = np.zeros((128, 64), np.float32)
-        return (lambda: simulate_kernel(launch_only, x, w, out)), None
+        return (lambda: simulate_kernel(launch_only, x, w, out)), None, None
     if kind == 'small':
         (wf,) = a
         x = rng.standard_normal((128, 64 + wf - 1), dtype=np.float32); w = rng.standard_normal((128, wf), dtype=np.float32)
         out = np.empty((128, 64), np.float32)
-        return (lambda: simulate_kernel(many_small, x, w, out)), None
+        return (lambda: simulate_kernel(many_small, x, w, out)), None, dict(x=x, w=w)
     if kind == '1d':
         (W_f,) = a; N, C, W = 4, 512, 4096; pad = (W_f // 2, W_f - 1 - W_f // 2)
         img = rng.standard_normal((N, C, 1, W), dtype=np.float32); f = rng.standard_normal((C, 1, 1, W_f), dtype=np.float32)
         run = lambda: simulate_kernel(k1, img, f, ((0, 0), pad), out_shape=(N, C, 1, W))
-        return run, [lambda v=v: v(img, f, pad) for v in bench_conv1d.VARIANTS]
+        return run, [lambda v=v: v(img, f, pad) for v in bench_conv1d.VARIANTS], None
     img = rng.standard_normal((256, 56, 56, 2), dtype=np.float32); f = rng.standard_normal((256, 3, 3, 1), dtype=np.float32)
     pad, dil = ((1, 1), (1, 1)), (2, 2)
     run = lambda: simulate_kernel(k2, img, f, pad, lhs_dilation=dil)
-    return run, [lambda v=v: v(img, f, dil, pad) for v in bench_conv2d.VARIANTS]
+    return run, [lambda v=v: v(img, f, dil, pad) for v in bench_conv2d.VARIANTS], None
 
 def fastest(fns, n=3):
     "The fastest of the direct formulations (median of n)."
@@ -106,16 +107,17 @@ runs = {}
 for line in sys.stdin:
     cmd = json.loads(line); key = json.dumps(cmd['spec'])
     if cmd['op'] == 'setup':
-        run, direct = case(cmd['spec'])
+        run, direct, inputs = case(cmd['spec'])
         REPLAY.forget()
         with trace() as tr: y = run()
         run(); run(); run()        # a traced launch is not seen; then seen, recorded, replayed (joining its steps)
-        runs[key] = dict(run=run, direct=fastest(direct) if direct and cmd['direct'] else None)
+        bare = benchlib.traced_replay(run, inputs)[2] if inputs and cmd['direct'] else None   # the stream as bare NumPy calls
+        runs[key] = dict(run=run, direct=fastest(direct) if direct and cmd['direct'] else None, bare=bare)
         np.save(cmd['out'], y)
         print(json.dumps({'instructions': len(tr.instructions)})); sys.stdout.flush(); continue
     r = runs[key]; mode = cmd['mode']
     if mode == 'first': REPLAY.forget()                  # nothing to replay: the launch is simulated
-    f = r['direct'] if mode == 'direct' else r['run']
+    f = r['direct'] if mode == 'direct' else r['bare'] if mode == 'bare' else r['run']
     t = time.process_time(); f(); dt = time.process_time() - t
     if mode == 'first': r['run'](); r['run']()       # recorded, then joined: the next repeated turn replays, untimed
     print(json.dumps({'t': dt})); sys.stdout.flush()
@@ -158,8 +160,8 @@ def main():
             count[k] = w.ask(op='setup', spec=s, out=f"{tmp}/{n}.npy", direct=(n == 'new'))['instructions']
             outs.append(np.load(f"{tmp}/{n}.npy"))
         same[k] = all(o.tobytes() == outs[0].tobytes() for o in outs)
-        modes = ['first'] if s[0] in ('small', 'alone') else ['first', 'repeat', 'direct']
-        t = {(n, m): [] for n in names for m in modes if m != 'direct' or n == 'new'}
+        modes = ['first', 'bare'] if s[0] == 'small' else ['first'] if s[0] == 'alone' else ['first', 'repeat', 'direct']
+        t = {(n, m): [] for n in names for m in modes if m not in ('direct', 'bare') or n == 'new'}
         for _ in range(a.repeat):
             for (n, m) in t: t[n, m].append(ws[n].ask(op='time', spec=s, mode=m)['t'])
         res[k] = t
@@ -168,12 +170,14 @@ def main():
           + f"; CPU time, median of {a.repeat} turns; load average {load0:.1f} at the start, {load1:.1f} at the end")
     if small:
         print("\nmany small instructions (a first launch every time; 128 x 64 fp32 per instruction)")
-        print(f"{'W_f':>4} {'instr':>6}" + ''.join(f" {n + ' ms':>9}" for n in names) + ('   new/old' if a.old else ''))
+        print(f"{'W_f':>4} {'instr':>6}" + ''.join(f" {n + ' ms':>9}" for n in names) + ('   new/old' if a.old else '')
+              + f" {'bare ms':>9} {'new-bare':>9}")
         alone, small = small[-1], small[:-1]
         for s in small:
             t = res[json.dumps(s)]
             line = f"{s[1]:>4} {count[json.dumps(s)]:>6}" + ''.join(f" {med(t[n, 'first']) * 1e3:>9.3f}" for n in names)
             if a.old: line += f" {ratio(t['new', 'first'], t['old', 'first']):>8.2f}x"
+            line += f" {med(t['new', 'bare']) * 1e3:>9.3f} {med([x - y for x, y in zip(t['new', 'first'], t['new', 'bare'])]) * 1e3:>9.3f}"
             print(line)
         ns = [count[json.dumps(s)] for s in small]
         for n in names:
@@ -184,6 +188,12 @@ def main():
             per = statistics.median((b - a) / (count[ends[1]] - count[ends[0]]) for a, b in zip(res[ends[0]][n, 'first'], res[ends[1]][n, 'first']))
             print(f"{n}: the launch alone (3 inputs, 4 SBUF tiles, no instruction) {med(res[json.dumps(alone)][n, 'first']) * 1e3:.3f} ms; "
                   f"per instruction, W_f=63 minus W_f=1 per turn, {per * 1e6:.1f} us")
+        # the fixed cost: what the simulator adds to the arithmetic, the same instruction stream run as bare NumPy calls
+        fixed = lambda s: [x - y for x, y in zip(res[s]['new', 'first'], res[s]['new', 'bare'])]
+        b, a0 = np.polyfit(ns, [med(fixed(json.dumps(s))) for s in small], 1)
+        per = statistics.median((y - x) / (count[ends[1]] - count[ends[0]]) for x, y in zip(fixed(ends[0]), fixed(ends[1])))
+        print(f"new, fixed cost (first launch minus its bare NumPy calls, benchlib.Replay): fit {a0 * 1e3:.3f} ms per launch + "
+              f"{b * 1e6:.1f} us per instruction; W_f=63 minus W_f=1 per turn, {per * 1e6:.1f} us per instruction")
     if book:
         print("\nthe book's kernels: first launch (simulated), repeated launch (replayed), fastest direct NumPy")
         print(f"{'shape':<8} {'instr':>6}" + ''.join(f" {n + ' first':>10} {n + ' rep':>9}" for n in names)
