@@ -154,8 +154,8 @@ def _compile(ins, store, ops):
             col = col.reshape(col.shape[:1] + (1,) * (a.ndim - 1))
             def run(uf=ops[ins.attrs['op0']].ufunc, a=a, col=col, out=out): uf(a, col, out=out)
             return run
-    raise NotImplementedError(f"replay of {ins.op} {ins.attrs} (neither the depthwise kernels nor first_launch.py's "
-                              f"many-small kernel issue it)")
+    raise NotImplementedError(f"replay of {ins.op} {ins.attrs}: not compiled (only what the depthwise kernels and "
+                              f"first_launch.py's many-small kernel issue, in fp32)")
 
 
 class Replay:

@@ -173,11 +173,13 @@ def main():
         print(f"{'W_f':>4} {'instr':>6}" + ''.join(f" {n + ' ms':>9}" for n in names) + ('   new/old' if a.old else '')
               + f" {'bare ms':>9} {'new-bare':>9}")
         alone, small = small[-1], small[:-1]
+        # the fixed cost: what the simulator adds to the arithmetic, the same instruction stream run as bare NumPy calls
+        fixed = lambda s: [x - y for x, y in zip(res[s]['new', 'first'], res[s]['new', 'bare'])]
         for s in small:
             t = res[json.dumps(s)]
             line = f"{s[1]:>4} {count[json.dumps(s)]:>6}" + ''.join(f" {med(t[n, 'first']) * 1e3:>9.3f}" for n in names)
             if a.old: line += f" {ratio(t['new', 'first'], t['old', 'first']):>8.2f}x"
-            line += f" {med(t['new', 'bare']) * 1e3:>9.3f} {med([x - y for x, y in zip(t['new', 'first'], t['new', 'bare'])]) * 1e3:>9.3f}"
+            line += f" {med(t['new', 'bare']) * 1e3:>9.3f} {med(fixed(json.dumps(s))) * 1e3:>9.3f}"
             print(line)
         ns = [count[json.dumps(s)] for s in small]
         for n in names:
@@ -188,8 +190,6 @@ def main():
             per = statistics.median((b - a) / (count[ends[1]] - count[ends[0]]) for a, b in zip(res[ends[0]][n, 'first'], res[ends[1]][n, 'first']))
             print(f"{n}: the launch alone (3 inputs, 4 SBUF tiles, no instruction) {med(res[json.dumps(alone)][n, 'first']) * 1e3:.3f} ms; "
                   f"per instruction, W_f=63 minus W_f=1 per turn, {per * 1e6:.1f} us")
-        # the fixed cost: what the simulator adds to the arithmetic, the same instruction stream run as bare NumPy calls
-        fixed = lambda s: [x - y for x, y in zip(res[s]['new', 'first'], res[s]['new', 'bare'])]
         b, a0 = np.polyfit(ns, [med(fixed(json.dumps(s))) for s in small], 1)
         per = statistics.median((y - x) / (count[ends[1]] - count[ends[0]]) for x, y in zip(fixed(ends[0]), fixed(ends[1])))
         print(f"new, fixed cost (first launch minus its bare NumPy calls, benchlib.Replay): fit {a0 * 1e3:.3f} ms per launch + "

@@ -7,7 +7,7 @@ The book's kernels on the bench shapes (1D: N=4, C=512, W=4096, W_f 3, 7, 31; 2D
 - first: the first launch as dwlit runs it (every instruction checked, computed and recorded);
 - joined: the same launch in three parts, each timed: a *dry run* (every check, view and record, but the four compute
   functions of chapter 4 the replay uses, `elementwise`, `reduce_last`, `fill`, `copy_values`, swapped for no-ops),
-  the *join* (appendix 34's `_fused` and `_runs` on what the dry run recorded), and the *run* of the joined steps;
+  the *join* (appendix 34's `Program.join` of what the dry run recorded), and the *run* of the joined steps;
 - repeat: a replayed launch (joined steps, no checks);
 - direct: the fastest direct NumPy formulation of bench_conv1d.py / bench_conv2d.py.
 The joined launch's output is compared bit for bit with the first launch's.
@@ -61,7 +61,7 @@ class JoinedFirst(R.Replay):
         t1 = time.process_time()
         if not self.keep(key, rec.issued, job.inputs, result): raise AssertionError("a step the replay does not run")
         p = self.programs[key]
-        p.steps, p.issued = R._runs(R._fused(p.issued, p.steps, p.kept)), None
+        p.join()
         t2 = time.process_time()
         out = to_numpy(p.run(job.inputs), copy=True)
         self.parts = dict(dry=t1 - t0, join=t2 - t1, run=time.process_time() - t2)

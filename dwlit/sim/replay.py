@@ -198,10 +198,13 @@ class Program:
         self.fresh = [(t.storage, unset(1, t.dtype)[0]) for t in fresh]
         self.runs = 0
 
+    def join(self):
+        "Make each reduce and its multiplies one step, and runs of such steps one; once, the recorded launch then let go."
+        if self.issued is not None: self.steps, self.issued = _runs(_fused(self.issued, self.steps, self.kept)), None
+
     def run(self, inputs):
         "The result tensors of the launch with `inputs` (placed like the first launch's), by the recorded steps."
-        if self.issued is not None:        # joined on the first replay: a launch never repeated pays nothing for it
-            self.steps, self.issued = _runs(_fused(self.issued, self.steps, self.kept)), None
+        self.join()                        # on the first replay: a launch never repeated pays nothing for it
         for storage, value in self.fresh: storage.fill(value)
         for mine, new in zip(self.inputs, inputs): mine.storage[...] = new.storage
         for s in self.steps: s.run()
